@@ -1,0 +1,68 @@
+// Package results is the SQLite store of sgplab experiment runs: one row per
+// run with its spec and provenance, its final metrics, its optimiser trace and
+// its flattened parameters.
+//
+// The database uses WAL mode, so `sgplab status` and `sgplab query` can read
+// while a sweep writes; every finished run is written in one transaction
+// (SaveRun), and re-saving a run id replaces all of its rows. A writer that
+// finds the database locked by another process waits for the busy timeout
+// (DefaultBusyTimeout) and then fails with an error naming the file. Shards
+// written by `sgplab run --shard i/n` are combined with Merge, which is
+// idempotent by run id.
+//
+// # Schema
+//
+// The schema is SQL in schema.go, versioned by PRAGMA user_version
+// (SchemaVersion) and a schema_version table; Open applies the missing
+// migration steps in order. Tables:
+//
+//	runs(id, grid, spec, method, dataset, split, seed, profile, status, error,
+//	     started, finished, host, git_commit, go_version, blas, provenance)
+//	metrics(run_id, name, value)
+//	traces(run_id, seq, iteration, elapsed_seconds, objective, phase)
+//	run_params(run_id, name, value, num)
+//
+// and two views for hand-written SQL:
+//
+//	run_metrics(run_id, method, dataset, split, seed, metric, value)
+//	run_params_v(run_id, method, dataset, split, seed, param, value, num)
+//
+// The views do not filter on status (a failed run may have saved some
+// metrics); join runs for status, grid or profile. For example, mean test
+// RMSE per method and dataset of the finished runs of one grid:
+//
+//	SELECT m.method, m.dataset, avg(m.value), count(*)
+//	FROM run_metrics m JOIN runs r ON r.id = m.run_id
+//	WHERE m.metric = 'rmse' AND r.status = 'done' AND r.grid = 'vish-table1'
+//	GROUP BY m.method, m.dataset;
+//
+// Times are UTC RFC 3339 text with nanoseconds, fixed width so they sort.
+// SQLite has no NaN: a NaN metric or objective is stored as NULL and reads
+// back as NaN. A seed is stored as the int64 with the same bits.
+//
+// # Metric names
+//
+// Metric names are stable; MetricNames returns them with their descriptions.
+// Names outside this list must start with "x_" (ExtensionPrefix).
+//
+//   - accuracy: fraction of test points classified correctly (classification)
+//   - auc: area under the ROC curve of the predictive class probability
+//   - coverage95: fraction of test targets inside the central 95% predictive
+//     interval of y (mean ± 1.96 sd, noise included)
+//   - elbo: final evidence lower bound of a variational method (nats, whole
+//     training set)
+//   - error_rate: fraction of test points misclassified; 1 - accuracy
+//   - iterations: optimiser iterations actually run
+//   - iters_per_second: iterations / train_seconds
+//   - jitter: largest diagonal jitter added during training
+//   - kl: KL term of the ELBO at the end of training (nats)
+//   - log_marginal_likelihood: exact log marginal likelihood (exact GP baselines)
+//   - mae: mean absolute error of the predictive mean, original units of y
+//   - mse: mean squared error of the predictive mean, original units of y
+//   - nlpd: mean negative log predictive density of the test targets; -test_loglik
+//   - num_features: number of inducing features actually used
+//   - predict_seconds: wall-clock seconds spent predicting the test set
+//   - rmse: root mean squared error of the predictive mean, original units of y
+//   - test_loglik: mean log predictive density of the test targets (nats per point)
+//   - train_seconds: wall-clock seconds spent in Fit
+package results

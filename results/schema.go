@@ -1,0 +1,162 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// SchemaVersion is the schema version this package writes. It is stored in
+// the database header (PRAGMA user_version) and logged in the
+// schema_version table.
+const SchemaVersion = 1
+
+// migration moves a database from version-1 to version.
+type migration struct {
+	version int
+	sql     string
+}
+
+// migrations is the ordered path from an empty file to SchemaVersion. A new
+// schema version appends one step here and bumps SchemaVersion; steps are
+// never edited once released, so every older database can be brought up to
+// date by replaying the tail.
+var migrations = []migration{
+	{version: 1, sql: schemaV1},
+}
+
+// schemaV1 is the first schema.
+//
+// Conventions: times are TEXT in UTC, RFC 3339 with nanoseconds and a fixed
+// width (so they sort as text), NULL when unknown. REAL columns hold NULL where
+// the Go value was NaN (SQLite has no NaN). Seeds are uint64 in Go and stored
+// as the int64 with the same bits, so seeds ≥ 2⁶³ read negative in raw SQL.
+const schemaV1 = `
+-- One row per migration applied, for humans; PRAGMA user_version is authoritative.
+CREATE TABLE schema_version (
+	version INTEGER PRIMARY KEY,
+	applied TEXT NOT NULL
+);
+
+-- One row per run. id is the runner's hash of the canonical spec, so the same
+-- experiment always has the same id and re-running it replaces its row.
+CREATE TABLE runs (
+	id          TEXT PRIMARY KEY,
+	grid        TEXT NOT NULL DEFAULT '',   -- grid or paper name
+	spec        TEXT NOT NULL DEFAULT '',   -- canonical JSON of the run spec
+	method      TEXT NOT NULL,
+	dataset     TEXT NOT NULL,
+	split       INTEGER NOT NULL,
+	seed        INTEGER NOT NULL,
+	profile     TEXT NOT NULL DEFAULT ''    -- 'quick', 'full' or ''
+	            CHECK (profile IN ('', 'quick', 'full')),
+	status      TEXT NOT NULL
+	            CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+	error       TEXT NOT NULL DEFAULT '',
+	started     TEXT,
+	finished    TEXT,
+	host        TEXT NOT NULL DEFAULT '',
+	git_commit  TEXT NOT NULL DEFAULT '',
+	go_version  TEXT NOT NULL DEFAULT '',
+	blas        TEXT NOT NULL DEFAULT '',
+	provenance  TEXT NOT NULL DEFAULT ''    -- JSON: dataset files, checksums, …
+);
+CREATE INDEX runs_grid ON runs (grid, method, dataset);
+CREATE INDEX runs_method_dataset ON runs (method, dataset);
+
+-- Final metrics of a run; names are documented in doc.go and MetricNames.
+CREATE TABLE metrics (
+	run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	name   TEXT NOT NULL,
+	value  REAL,                            -- NULL means NaN
+	PRIMARY KEY (run_id, name)
+) WITHOUT ROWID;
+
+-- Optimiser trace, one row per reported iteration. seq keeps the order in
+-- which points were reported (iterations restart when the phase changes).
+CREATE TABLE traces (
+	run_id          TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	seq             INTEGER NOT NULL,
+	iteration       INTEGER NOT NULL,
+	elapsed_seconds REAL,
+	objective       REAL,                   -- NULL means NaN
+	phase           TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+
+-- The run's flattened parameters; num is the value as a number when it
+-- parses as a finite one, so SQL can compare and sort numerically.
+CREATE TABLE run_params (
+	run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	name   TEXT NOT NULL,
+	value  TEXT NOT NULL,
+	num    REAL,
+	PRIMARY KEY (run_id, name)
+) WITHOUT ROWID;
+
+-- For hand-written SQL: one row per run × metric, whatever the run's status.
+CREATE VIEW run_metrics (run_id, method, dataset, split, seed, metric, value) AS
+	SELECT r.id, r.method, r.dataset, r.split, r.seed, m.name, m.value
+	FROM runs r JOIN metrics m ON m.run_id = r.id;
+
+-- For hand-written SQL: one row per run × parameter.
+CREATE VIEW run_params_v (run_id, method, dataset, split, seed, param, value, num) AS
+	SELECT r.id, r.method, r.dataset, r.split, r.seed, p.name, p.value, p.num
+	FROM runs r JOIN run_params p ON p.run_id = r.id;
+`
+
+// userVersion reads PRAGMA user_version through q.
+func userVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var v int
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+// migrate brings the database up to SchemaVersion in one write transaction;
+// the version is re-read inside it so two processes opening a fresh file at
+// once apply each step exactly once.
+func migrate(ctx context.Context, s *Store) error {
+	v, err := userVersion(ctx, s.db)
+	if err != nil {
+		return s.wrap("reading schema version", err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("results: %s has schema version %d, newer than this build understands (%d); use a newer sgplab", s.path, v, SchemaVersion)
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap("starting migration", err)
+	}
+	defer tx.Rollback()
+	if v, err = userVersion(ctx, tx); err != nil {
+		return s.wrap("reading schema version", err)
+	}
+	for _, m := range migrations {
+		if m.version <= v {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return s.wrap(fmt.Sprintf("migrating to schema version %d", m.version), err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_version (version, applied) VALUES (?, ?)", m.version, formatTime(nowUTC())); err != nil {
+			return s.wrap(fmt.Sprintf("migrating to schema version %d", m.version), err)
+		}
+		// PRAGMA takes no bound parameters; the version is an int we control.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+			return s.wrap(fmt.Sprintf("migrating to schema version %d", m.version), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap("committing migration", err)
+	}
+	return nil
+}
