@@ -1,0 +1,822 @@
+package figures
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/palette"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Okabe–Ito colours: distinct for colour-blind readers and in greyscale
+// print when combined with the marker shapes below.
+var seriesColors = []color.NRGBA{
+	{0x00, 0x72, 0xB2, 0xff}, // blue
+	{0xD5, 0x5E, 0x00, 0xff}, // vermillion
+	{0x00, 0x9E, 0x73, 0xff}, // bluish green
+	{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
+	{0xE6, 0x9F, 0x00, 0xff}, // orange
+	{0x56, 0xB4, 0xE9, 0xff}, // sky blue
+	{0x33, 0x33, 0x33, 0xff}, // near black
+	{0x99, 0x88, 0x22, 0xff}, // olive
+}
+
+var seriesGlyphs = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{},
+	draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
+}
+
+var seriesDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2), vg.Points(2)},
+	{vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}}
+
+func seriesColor(i int) color.NRGBA { return seriesColors[i%len(seriesColors)] }
+
+func seriesGlyph(i int) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3), Shape: seriesGlyphs[i%len(seriesGlyphs)]}
+}
+
+func seriesLine(i int) draw.LineStyle {
+	ls := draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1.5)}
+	if i >= len(seriesColors) {
+		ls.Dashes = seriesDashes[(i/len(seriesColors))%len(seriesDashes)]
+	}
+	return ls
+}
+
+func fadeColor(c color.NRGBA, alpha uint8) color.NRGBA { c.A = alpha; return c }
+
+// figure is a drawn figure: one or more panels, an optional shared legend
+// and an optional colour bar.
+type figure struct {
+	title    string
+	describe string // one sentence on what the points are, for index.md
+	warnings []string
+	panels   []*plot.Plot
+	cols     int
+	legend   *plot.Legend // shared legend drawn right of the panels, or nil
+	colorbar *plot.Plot   // heatmap colour scale, or nil
+	panelW   vg.Length
+	panelH   vg.Length
+}
+
+// point is one aggregated point of a series with its band.
+type point struct {
+	x, y               float64
+	ylo, yhi, xlo, xhi float64
+	n                  int
+}
+
+type xyBand []point
+
+func (b xyBand) Len() int                        { return len(b) }
+func (b xyBand) XY(i int) (float64, float64)     { return b[i].x, b[i].y }
+func (b xyBand) YError(i int) (float64, float64) { return b[i].y - b[i].ylo, b[i].yhi - b[i].y }
+func (b xyBand) XError(i int) (float64, float64) { return b[i].x - b[i].xlo, b[i].xhi - b[i].x }
+func (b xyBand) hasYErr() bool                   { return anyPos(b, func(p point) float64 { return p.yhi - p.ylo }) }
+func (b xyBand) hasXErr() bool                   { return anyPos(b, func(p point) float64 { return p.xhi - p.xlo }) }
+func anyPos(b xyBand, f func(point) float64) bool {
+	for _, p := range b {
+		if f(p) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// bandOf returns the centre and band of a sample.
+func bandOf(xs []float64, agg, band string) (c, lo, hi float64) {
+	s := summarise(xs)
+	c = s.pick(agg)
+	switch band {
+	case "std":
+		return c, c - s.Std, c + s.Std
+	case "2std":
+		return c, c - 2*s.Std, c + 2*s.Std
+	case "minmax":
+		return c, s.Min, s.Max
+	}
+	return c, c, c
+}
+
+func bandName(band string) string {
+	switch band {
+	case "std":
+		return "±1 sample std"
+	case "2std":
+		return "±2 sample std"
+	case "minmax":
+		return "min–max"
+	}
+	return ""
+}
+
+// buildFigure groups the runs into panels and series and draws them.
+func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc *renderCtx) (*figure, error) {
+	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
+	var used []*run
+	for _, r := range runs {
+		if rc.usable(r) && fs.filter.matches(r) {
+			used = append(used, r)
+		}
+	}
+	if len(used) == 0 {
+		f.warnings = append(f.warnings, fmt.Sprintf("no finished %s-profile runs of grid %s in %s; run `sgplab run %s`",
+			rc.profile, strings.Join(fs.GridSet, ", "), rc.db, rc.spec.File))
+	}
+	panelOf := func(r *run) string {
+		if fs.Panels == "" {
+			return ""
+		}
+		return dimValue(r, fs.Panels)
+	}
+	seriesOf := func(r *run) string {
+		if fs.Series == "" {
+			return ""
+		}
+		return dimValue(r, fs.Series)
+	}
+	var pv, sv []string
+	for _, r := range used {
+		pv = append(pv, panelOf(r))
+		sv = append(sv, seriesOf(r))
+	}
+	panels := orderValues(pv, nil)
+	if len(panels) == 0 {
+		panels = []string{""}
+	}
+	series := orderValues(sv, nil)
+	seriesIdx := map[string]int{}
+	for i, s := range series {
+		seriesIdx[s] = i
+	}
+	xlabel := firstNonEmpty(fs.XLabel, rc.label(dimLabel(fs.X)))
+	ylabel := firstNonEmpty(fs.YLabel, rc.label(dimLabel(fs.Y)))
+	if fs.Kind == "trace" {
+		xlabel = firstNonEmpty(fs.XLabel, map[string]string{"iteration": "iteration", "elapsed": "elapsed time (s)"}[fs.X])
+		ylabel = firstNonEmpty(fs.YLabel, "training objective")
+	}
+	if fs.Kind == "heatmap" {
+		return buildHeatmap(f, fs, used, panels, panelOf, xlabel, ylabel, rc)
+	}
+	f.legend = nil
+	legendAdded := map[string]bool{}
+	legend := plot.NewLegend()
+	for _, pname := range panels {
+		p := newPlot()
+		if len(panels) > 1 {
+			p.Title.Text = rc.label(pname)
+			if fs.Panels != "dataset" && fs.Panels != "method" {
+				p.Title.Text = dimLabel(fs.Panels) + " = " + rc.label(pname)
+			}
+		} else {
+			p.Title.Text = f.title
+		}
+		p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
+		bySeries := map[string][]*run{}
+		for _, r := range used {
+			if panelOf(r) == pname {
+				bySeries[seriesOf(r)] = append(bySeries[seriesOf(r)], r)
+			}
+		}
+		for _, sname := range series {
+			rs := bySeries[sname]
+			if len(rs) == 0 {
+				continue
+			}
+			i := seriesIdx[sname]
+			thumbs, err := f.drawSeries(p, fs, rs, traces, i, pname, sname, rc)
+			if err != nil {
+				return nil, err
+			}
+			if sname != "" && !legendAdded[sname] && len(thumbs) > 0 {
+				legend.Add(rc.label(sname), thumbs...)
+				legendAdded[sname] = true
+			}
+		}
+		if fs.LogX {
+			p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
+		}
+		if fs.LogY {
+			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+		}
+		if len(bySeries) == 0 {
+			addNoData(p, fs)
+		}
+		f.panels = append(f.panels, p)
+	}
+	if len(legendAdded) > 0 {
+		styleLegend(&legend)
+		f.legend = &legend
+	}
+	f.describe = describeFigure(fs, rc)
+	return f, nil
+}
+
+func describeFigure(fs FigureSpec, rc *renderCtx) string {
+	switch fs.Kind {
+	case "scatter":
+		return fmt.Sprintf("one point per finished run (%s profile)", rc.profile)
+	case "trace":
+		if fs.Band == "none" || fs.X == "elapsed" {
+			return fmt.Sprintf("one line per run's optimiser trace (%s profile)", rc.profile)
+		}
+		return fmt.Sprintf("%s of the runs' traces at each iteration, band %s (%s profile)", fs.Aggregate, bandName(fs.Band), rc.profile)
+	case "heatmap":
+		return fmt.Sprintf("colour is the %s of %s over splits and seeds (%s profile)", fs.Aggregate, dimLabel(fs.Z), rc.profile)
+	}
+	s := fmt.Sprintf("%s over splits and seeds", fs.Aggregate)
+	if fs.Band != "none" {
+		kind := "error bars"
+		if fs.Kind == "band" {
+			kind = "shaded band"
+		}
+		s += fmt.Sprintf(", %s %s", kind, bandName(fs.Band))
+	}
+	return s + fmt.Sprintf(" (%s profile)", rc.profile)
+}
+
+func newPlot() *plot.Plot {
+	p := newBarePlot()
+	g := plotter.NewGrid()
+	g.Vertical.Color = color.Gray{Y: 0xe0}
+	g.Horizontal.Color = color.Gray{Y: 0xe0}
+	g.Vertical.Width, g.Horizontal.Width = vg.Points(0.5), vg.Points(0.5)
+	p.Add(g)
+	return p
+}
+
+// newBarePlot is a plot with the report's fonts and no grid lines.
+func newBarePlot() *plot.Plot {
+	p := plot.New()
+	p.Title.TextStyle.Font.Size = vg.Points(12)
+	p.Title.Padding = vg.Points(6)
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		ax.Label.TextStyle.Font.Size = vg.Points(11)
+		ax.Tick.Label.Font.Size = vg.Points(9)
+		ax.Padding = vg.Points(2)
+		ax.Tick.Marker = linearTicks{}
+	}
+	return p
+}
+
+func styleLegend(l *plot.Legend) {
+	l.TextStyle.Font.Size = vg.Points(10)
+	l.Left = true
+	l.Top = true
+	l.ThumbnailWidth = vg.Points(22)
+	l.Padding = vg.Points(4)
+}
+
+func addNoData(p *plot.Plot, fs FigureSpec) {
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: 0.5, Y: 0.5}}, Labels: []string{"no data (see index.md)"}})
+	if err == nil {
+		l.TextStyle[0].Font.Size = vg.Points(11)
+		l.TextStyle[0].XAlign, l.TextStyle[0].YAlign = text.XCenter, text.YCenter
+		p.Add(l)
+	}
+	if fs.LogX {
+		p.X.Min, p.X.Max = 0.1, 10
+	}
+	if fs.LogY {
+		p.Y.Min, p.Y.Max = 0.1, 10
+	}
+}
+
+// drawSeries adds one series to a panel and returns its legend thumbnails.
+func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[string][]tracePoint, i int, panel, name string, rc *renderCtx) ([]plot.Thumbnailer, error) {
+	where := strings.TrimSpace(strings.Join([]string{panel, name}, " "))
+	if where != "" {
+		where = " (" + where + ")"
+	}
+	switch fs.Kind {
+	case "scatter":
+		var pts plotter.XYs
+		dropped := 0
+		for _, r := range rs {
+			x, okx := numValue(r, fs.X)
+			y, oky := numValue(r, fs.Y)
+			if !okx || !oky || (fs.LogX && x <= 0) || (fs.LogY && y <= 0) {
+				dropped++
+				continue
+			}
+			pts = append(pts, plotter.XY{X: x, Y: y})
+		}
+		f.warnDropped(dropped, len(rs), where, fs)
+		if len(pts) == 0 {
+			return nil, nil
+		}
+		s, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		s.GlyphStyle = seriesGlyph(i)
+		p.Add(s)
+		return []plot.Thumbnailer{s}, nil
+	case "trace":
+		return f.drawTrace(p, fs, rs, traces, i, where)
+	}
+	pts := f.aggregate(fs, rs, where)
+	if len(pts) == 0 {
+		return nil, nil
+	}
+	var thumbs []plot.Thumbnailer
+	if fs.Kind == "band" && fs.Band != "none" && len(pts) > 1 {
+		poly, err := bandPolygon(pts, fs.LogY)
+		if err != nil {
+			return nil, err
+		}
+		poly.Color = fadeColor(seriesColor(i), 0x40)
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		thumbs = append(thumbs, poly)
+	}
+	line, scatter, err := plotter.NewLinePoints(pts.xys())
+	if err != nil {
+		return nil, err
+	}
+	line.LineStyle = seriesLine(i)
+	scatter.GlyphStyle = seriesGlyph(i)
+	p.Add(line, scatter)
+	thumbs = append(thumbs, line, scatter)
+	if fs.Kind == "line" && fs.Band != "none" {
+		if b := xyBand(pts); b.hasYErr() {
+			eb, err := plotter.NewYErrorBars(b)
+			if err != nil {
+				return nil, err
+			}
+			eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = seriesColor(i), vg.Points(1), vg.Points(5)
+			p.Add(eb)
+		}
+		if b := xyBand(pts); b.hasXErr() {
+			eb, err := plotter.NewXErrorBars(b)
+			if err != nil {
+				return nil, err
+			}
+			eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = seriesColor(i), vg.Points(1), vg.Points(5)
+			p.Add(eb)
+		}
+	}
+	return thumbs, nil
+}
+
+type points []point
+
+func (ps points) xys() plotter.XYs {
+	out := make(plotter.XYs, len(ps))
+	for i, p := range ps {
+		out[i] = plotter.XY{X: p.x, Y: p.y}
+	}
+	return out
+}
+
+// aggregate groups a series' runs into points. With a parameter on x the
+// runs sharing its value form a point; with a metric on x (e.g. training
+// time) the runs sharing a configuration (all parameters but split and
+// seed) form a point, with bands in both x and y.
+func (f *figure) aggregate(fs FigureSpec, rs []*run, where string) points {
+	xIsMetric := strings.HasPrefix(fs.X, "metric:")
+	groups := map[string][]*run{}
+	var keys []string
+	for _, r := range rs {
+		k := dimValue(r, fs.X)
+		if xIsMetric {
+			k = configKey(r)
+		}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	sort.Strings(keys)
+	var out points
+	dropped := 0
+	for _, k := range keys {
+		var xs, ys []float64
+		for _, r := range groups[k] {
+			x, okx := numValue(r, fs.X)
+			y, oky := numValue(r, fs.Y)
+			if !okx || !oky {
+				dropped++
+				continue
+			}
+			xs = append(xs, x)
+			ys = append(ys, y)
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		var pt point
+		pt.n = len(xs)
+		pt.y, pt.ylo, pt.yhi = bandOf(ys, fs.Aggregate, fs.Band)
+		pt.x, pt.xlo, pt.xhi = bandOf(xs, fs.Aggregate, "none")
+		if xIsMetric {
+			pt.x, pt.xlo, pt.xhi = bandOf(xs, fs.Aggregate, fs.Band)
+		}
+		if (fs.LogX && pt.x <= 0) || (fs.LogY && pt.y <= 0) {
+			dropped += len(xs)
+			continue
+		}
+		// A band cannot reach below zero on a log axis; clip it at the point.
+		if fs.LogY && pt.ylo <= 0 {
+			pt.ylo = pt.y
+		}
+		if fs.LogX && pt.xlo <= 0 {
+			pt.xlo = pt.x
+		}
+		out = append(out, pt)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].x < out[j].x })
+	f.warnDropped(dropped, len(rs), where, fs)
+	return out
+}
+
+func (f *figure) warnDropped(dropped, total int, where string, fs FigureSpec) {
+	if dropped == 0 {
+		return
+	}
+	why := fmt.Sprintf("no numeric %s or %s", fs.X, fs.Y)
+	if fs.LogX || fs.LogY {
+		why += ", or not positive on a log axis"
+	}
+	f.warnings = append(f.warnings, fmt.Sprintf("%d of %d runs%s not drawn (%s)", dropped, total, where, why))
+}
+
+func configKey(r *run) string {
+	keys := sortedKeys(r.Params)
+	var b strings.Builder
+	b.WriteString(r.Method + "|" + r.Dataset)
+	for _, k := range keys {
+		if k == "split" || k == "seed" {
+			continue
+		}
+		b.WriteString("|" + k + "=" + r.Params[k])
+	}
+	return b.String()
+}
+
+func bandPolygon(pts points, logy bool) (*plotter.Polygon, error) {
+	ring := make(plotter.XYs, 0, 2*len(pts))
+	for _, p := range pts {
+		ring = append(ring, plotter.XY{X: p.x, Y: p.yhi})
+	}
+	for i := len(pts) - 1; i >= 0; i-- {
+		lo := pts[i].ylo
+		if logy && lo <= 0 {
+			lo = pts[i].y
+		}
+		ring = append(ring, plotter.XY{X: pts[i].x, Y: lo})
+	}
+	return plotter.NewPolygon(ring)
+}
+
+// drawTrace draws optimiser traces: the band over runs at each iteration, or
+// one thin line per run (always for elapsed time, where runs do not share x).
+func (f *figure) drawTrace(p *plot.Plot, fs FigureSpec, rs []*run, traces map[string][]tracePoint, i int, where string) ([]plot.Thumbnailer, error) {
+	perRun := make([]plotter.XYs, 0, len(rs))
+	missing := 0
+	for _, r := range rs {
+		tr := traces[r.ID]
+		if len(tr) == 0 {
+			missing++
+			continue
+		}
+		var xy plotter.XYs
+		offset, last := int64(0), int64(math.MinInt64)
+		for _, t := range tr {
+			// Iterations restart when a fit changes phase; keep x increasing.
+			if t.Iteration+offset < last {
+				offset = last
+			}
+			x := float64(t.Iteration + offset)
+			last = t.Iteration + offset
+			if fs.X == "elapsed" {
+				x = t.Elapsed
+			}
+			if math.IsNaN(x) || math.IsNaN(t.Value) || (fs.LogX && x <= 0) || (fs.LogY && t.Value <= 0) {
+				continue
+			}
+			xy = append(xy, plotter.XY{X: x, Y: t.Value})
+		}
+		if len(xy) > 0 {
+			perRun = append(perRun, xy)
+		}
+	}
+	if missing > 0 {
+		f.warnings = append(f.warnings, fmt.Sprintf("%d of %d runs%s have no trace", missing, len(rs), where))
+	}
+	if len(perRun) == 0 {
+		return nil, nil
+	}
+	if fs.X == "elapsed" || fs.Band == "none" || len(perRun) == 1 {
+		var thumbs []plot.Thumbnailer
+		for _, xy := range perRun {
+			l, err := plotter.NewLine(xy)
+			if err != nil {
+				return nil, err
+			}
+			l.LineStyle = seriesLine(i)
+			if len(perRun) > 1 {
+				l.LineStyle.Width = vg.Points(1)
+				l.LineStyle.Color = fadeColor(seriesColor(i), 0xb0)
+			}
+			p.Add(l)
+			thumbs = []plot.Thumbnailer{l}
+		}
+		return thumbs, nil
+	}
+	byX := map[float64][]float64{}
+	for _, xy := range perRun {
+		for _, pt := range xy {
+			byX[pt.X] = append(byX[pt.X], pt.Y)
+		}
+	}
+	var pts points
+	for x, ys := range byX {
+		var pt point
+		pt.x, pt.n = x, len(ys)
+		pt.y, pt.ylo, pt.yhi = bandOf(ys, fs.Aggregate, fs.Band)
+		pts = append(pts, pt)
+	}
+	sort.Slice(pts, func(a, b int) bool { return pts[a].x < pts[b].x })
+	poly, err := bandPolygon(pts, fs.LogY)
+	if err != nil {
+		return nil, err
+	}
+	poly.Color = fadeColor(seriesColor(i), 0x40)
+	poly.LineStyle.Width = 0
+	l, err := plotter.NewLine(pts.xys())
+	if err != nil {
+		return nil, err
+	}
+	l.LineStyle = seriesLine(i)
+	p.Add(poly, l)
+	return []plot.Thumbnailer{poly, l}, nil
+}
+
+// heatGrid is a heatmap over categorical x and y values.
+type heatGrid struct {
+	z    [][]float64 // z[row][col]
+	cols []string
+	rows []string
+}
+
+func (g heatGrid) Dims() (c, r int)   { return len(g.cols), len(g.rows) }
+func (g heatGrid) Z(c, r int) float64 { return g.z[r][c] }
+func (g heatGrid) X(c int) float64    { return float64(c) }
+func (g heatGrid) Y(r int) float64    { return float64(r) }
+
+func buildHeatmap(f *figure, fs FigureSpec, used []*run, panels []string, panelOf func(*run) string, xlabel, ylabel string, rc *renderCtx) (*figure, error) {
+	zmin, zmax := math.Inf(1), math.Inf(-1)
+	var grids []heatGrid
+	for _, pname := range panels {
+		var xv, yv []string
+		cells := map[[2]string][]float64{}
+		for _, r := range used {
+			if panelOf(r) != pname {
+				continue
+			}
+			x, y := dimValue(r, fs.X), dimValue(r, fs.Y)
+			if strings.HasPrefix(fs.X, "metric:") || strings.HasPrefix(fs.Y, "metric:") {
+				return nil, fmt.Errorf("heatmap axes are categories (method, dataset, param:NAME …), not metrics")
+			}
+			xv, yv = append(xv, x), append(yv, y)
+			if z, ok := numValue(r, fs.Z); ok {
+				cells[[2]string{x, y}] = append(cells[[2]string{x, y}], z)
+			}
+		}
+		g := heatGrid{cols: orderValues(xv, nil), rows: orderValues(yv, nil)}
+		for _, y := range g.rows {
+			row := make([]float64, len(g.cols))
+			for j, x := range g.cols {
+				row[j] = math.NaN()
+				if zs := cells[[2]string{x, y}]; len(zs) > 0 {
+					row[j] = summarise(zs).pick(fs.Aggregate)
+					zmin, zmax = math.Min(zmin, row[j]), math.Max(zmax, row[j])
+				}
+			}
+			g.z = append(g.z, row)
+		}
+		grids = append(grids, g)
+	}
+	if math.IsInf(zmin, 1) {
+		zmin, zmax = 0, 1
+	}
+	if zmin == zmax {
+		zmin, zmax = zmin-0.5, zmax+0.5
+	}
+	cmap := viridis()
+	cmap.SetMin(zmin)
+	cmap.SetMax(zmax)
+	pal := cmap.Palette(256)
+	for k, g := range grids {
+		p := newBarePlot()
+		p.Title.Text = f.title
+		if len(panels) > 1 {
+			p.Title.Text = rc.label(panels[k])
+		}
+		p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
+		if len(g.cols) == 0 || len(g.rows) == 0 {
+			addNoData(p, FigureSpec{})
+			f.panels = append(f.panels, p)
+			continue
+		}
+		h := plotter.NewHeatMap(g, pal)
+		h.Min, h.Max = zmin, zmax
+		h.NaN = color.Gray{Y: 0xd8}
+		p.Add(h)
+		// Print each cell's value, white on dark cells.
+		var xys plotter.XYs
+		var labels []string
+		var styles []text.Style
+		for r := range g.rows {
+			for c := range g.cols {
+				z := g.z[r][c]
+				if math.IsNaN(z) {
+					xys, labels = append(xys, plotter.XY{X: float64(c), Y: float64(r)}), append(labels, "—")
+				} else {
+					xys, labels = append(xys, plotter.XY{X: float64(c), Y: float64(r)}), append(labels, strconv.FormatFloat(z, 'g', 3, 64))
+				}
+				st := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(8)), XAlign: text.XCenter, YAlign: text.YCenter, Handler: plot.DefaultTextHandler}
+				if !math.IsNaN(z) && luminance(cmapAt(cmap, z)) < 0.45 {
+					st.Color = color.White
+				}
+				styles = append(styles, st)
+			}
+		}
+		if l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels}); err == nil {
+			l.TextStyle = styles
+			p.Add(l)
+		}
+		p.X.Tick.Marker = categoryTicks(g.cols, rc)
+		p.Y.Tick.Marker = categoryTicks(g.rows, rc)
+		p.X.Min, p.X.Max = -0.5, float64(len(g.cols))-0.5
+		p.Y.Min, p.Y.Max = -0.5, float64(len(g.rows))-0.5
+		// Category labels without axis lines: the cells are the frame.
+		for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+			ax.LineStyle.Width = 0
+			ax.Tick.LineStyle.Width = 0
+			ax.Tick.Length = vg.Points(2)
+			ax.Padding = 0
+		}
+		f.panels = append(f.panels, p)
+	}
+	cb := plot.New()
+	cb.HideX()
+	cb.Y.Padding = 0
+	cb.Y.Label.Text = firstNonEmpty(fs.ZLabel, rc.label(dimLabel(fs.Z)))
+	cb.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	cb.Y.Tick.Label.Font.Size = vg.Points(9)
+	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
+	f.colorbar = cb
+	f.describe = describeFigure(fs, rc)
+	return f, nil
+}
+
+// viridis is a perceptually uniform sequential colour map whose ends both
+// stand out against a white page.
+func viridis() palette.ColorMap {
+	hex := []uint32{0x440154, 0x482878, 0x3E4A89, 0x31688E, 0x26828E, 0x1F9E89, 0x35B779, 0x6DCD59, 0xB4DE2C, 0xFDE725}
+	controls := make([]color.Color, len(hex))
+	for i, h := range hex {
+		controls[i] = color.NRGBA{R: uint8(h >> 16), G: uint8(h >> 8), B: uint8(h), A: 0xff}
+	}
+	cm, err := moreland.NewLuminance(controls)
+	if err != nil {
+		return moreland.Kindlmann() // unreachable: the controls rise in luminance
+	}
+	return cm
+}
+
+func cmapAt(c palette.ColorMap, v float64) color.Color {
+	col, err := c.At(v)
+	if err != nil {
+		return color.Black
+	}
+	return col
+}
+
+func luminance(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	return (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)) / 0xffff
+}
+
+func categoryTicks(vals []string, rc *renderCtx) plot.ConstantTicks {
+	ticks := make(plot.ConstantTicks, len(vals))
+	for i, v := range vals {
+		ticks[i] = plot.Tick{Value: float64(i), Label: rc.label(v)}
+	}
+	return ticks
+}
+
+// encode lays the panels out in a grid with the shared legend and colour
+// bar on the right and the figure title on top, and encodes it.
+func (f *figure) encode(format string) ([]byte, error) {
+	n := len(f.panels)
+	cols := f.cols
+	if cols <= 0 {
+		cols = min(n, 3)
+	}
+	rows := (n + cols - 1) / cols
+	pw, ph := f.panelW, f.panelH
+	if pw == 0 {
+		pw = 12 * vg.Centimeter
+	}
+	if ph == 0 {
+		ph = 9 * vg.Centimeter
+	}
+	right := vg.Length(0)
+	if f.legend != nil {
+		right += f.legendWidth() + vg.Points(12)
+	}
+	if f.colorbar != nil {
+		right += 2.4 * vg.Centimeter
+	}
+	top := vg.Length(0)
+	if n > 1 {
+		top = vg.Points(26)
+	}
+	w := vg.Length(cols)*pw + right
+	h := vg.Length(rows)*ph + top
+	var c vg.CanvasWriterTo
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(150))}
+	case "svg":
+		c = vgsvg.New(w, h)
+	case "pdf":
+		c = vgpdf.New(w, h)
+	default:
+		return nil, fmt.Errorf("unknown format %q", format)
+	}
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	main := dc
+	main.Max.X -= right
+	main.Max.Y -= top
+	grid := make([][]*plot.Plot, rows)
+	for r := range grid {
+		grid[r] = make([]*plot.Plot, cols)
+		for col := range grid[r] {
+			if k := r*cols + col; k < n {
+				grid[r][col] = f.panels[k]
+			}
+		}
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(10), PadY: vg.Points(10),
+		PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	canvases := plot.Align(grid, tiles, main)
+	for r := range grid {
+		for col, p := range grid[r] {
+			if p != nil {
+				p.Draw(canvases[r][col])
+			}
+		}
+	}
+	if n > 1 {
+		st := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(14)),
+			XAlign: text.XCenter, YAlign: text.YCenter, Handler: plot.DefaultTextHandler}
+		dc.FillText(st, vg.Point{X: (dc.Min.X + dc.Max.X - right) / 2, Y: dc.Max.Y - top/2}, f.title)
+	}
+	x := dc.Max.X - right
+	if f.colorbar != nil {
+		cbc := dc
+		cbc.Min.X = x + vg.Points(10)
+		cbc.Max.X = cbc.Min.X + 2.2*vg.Centimeter
+		cbc.Min.Y += vg.Points(30)
+		cbc.Max.Y -= top + vg.Points(24)
+		f.colorbar.Draw(cbc)
+		x = cbc.Max.X
+	}
+	if f.legend != nil {
+		lc := dc
+		lc.Min.X = x + vg.Points(8)
+		lc.Max.Y -= top + vg.Points(24)
+		f.legend.Draw(lc)
+	}
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(io.Writer(&buf)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (f *figure) legendWidth() vg.Length {
+	r := f.legend.Rectangle(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: 1000, Y: 1000}}})
+	return r.Max.X - r.Min.X
+}

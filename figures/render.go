@@ -1,0 +1,391 @@
+package figures
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sgplab/results"
+)
+
+// Options tune Render.
+type Options struct {
+	// Profile selects the runs to report: "quick" or "full" (runs stored
+	// with an empty profile count as full). Empty picks "full" when any full
+	// run finished and "quick" otherwise.
+	Profile string
+	// Formats of the figures: any of png, svg, pdf; default png and svg.
+	Formats []string
+}
+
+// Summary says what Render wrote and what it found.
+type Summary struct {
+	Dir      string
+	Profile  string   // the profile reported
+	Files    []string // every file written, in order
+	Claims   []ClaimResult
+	Missing  int      // table cells without data
+	Warnings []string // figure series or points that could not be drawn, etc.
+}
+
+// Render draws every table, figure and claim of spec from the results in
+// store into outDir (created if needed; conventionally out/<spec.Name>).
+func Render(spec ReportSpec, store *results.Store, outDir string, opts Options) (Summary, error) {
+	if store == nil {
+		return Summary{}, errors.New("figures: Render needs a results store")
+	}
+	return render(spec, store, store.Path(), outDir, opts)
+}
+
+func render(spec ReportSpec, q querier, dbName, outDir string, opts Options) (Summary, error) {
+	formats := opts.Formats
+	if len(formats) == 0 {
+		formats = []string{"png", "svg"}
+	}
+	for _, f := range formats {
+		if f != "png" && f != "svg" && f != "pdf" {
+			return Summary{}, fmt.Errorf("figures: unknown figure format %q; valid: png, svg, pdf", f)
+		}
+	}
+	switch opts.Profile {
+	case "", "quick", "full":
+	default:
+		return Summary{}, fmt.Errorf("figures: unknown profile %q; valid: quick, full", opts.Profile)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return Summary{}, fmt.Errorf("figures: %w", err)
+	}
+	// Load every grid used once.
+	var grids []string
+	for _, t := range spec.Tables {
+		grids = append(grids, t.GridSet...)
+	}
+	for _, f := range spec.Figures {
+		grids = append(grids, f.GridSet...)
+	}
+	grids = orderValues(grids, nil)
+	all, err := loadRuns(q, spec.Name, grids)
+	if err != nil {
+		return Summary{}, err
+	}
+	byGrid := map[string][]*run{}
+	for _, r := range all {
+		g := strings.TrimPrefix(r.Grid, spec.Name+"/")
+		byGrid[g] = append(byGrid[g], r)
+	}
+	runsOf := func(gs []string) []*run {
+		var out []*run
+		for _, g := range gs {
+			out = append(out, byGrid[g]...)
+		}
+		return out
+	}
+	rc := &renderCtx{spec: &spec, profile: opts.Profile, labels: spec.Report.Labels, db: dbName}
+	if rc.profile == "" {
+		rc.profile = pickProfile(all)
+	}
+	sum := Summary{Dir: outDir, Profile: rc.profile}
+	write := func(name string, data []byte) error {
+		p := filepath.Join(outDir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return fmt.Errorf("figures: %w", err)
+		}
+		sum.Files = append(sum.Files, p)
+		return nil
+	}
+
+	var index strings.Builder
+	rc.writeIndexHead(&index)
+	if len(spec.Tables) > 0 {
+		index.WriteString("## Tables\n\n")
+	}
+	for _, ts := range spec.Tables {
+		rc.grids = ts.GridSet
+		t := buildTable(ts, runsOf(ts.GridSet), rc)
+		for _, c := range t.Cells {
+			if c.Stats.N == 0 {
+				sum.Missing++
+			}
+		}
+		md := t.markdown(rc.profile)
+		csvData, err := t.csv(rc.profile)
+		if err != nil {
+			return sum, fmt.Errorf("figures: table %s: %w", ts.Name, err)
+		}
+		for _, f := range []struct {
+			ext  string
+			data []byte
+		}{{"md", []byte(md)}, {"csv", csvData}, {"tex", []byte(t.latex(rc.profile))}} {
+			if err := write(ts.Name+"."+f.ext, f.data); err != nil {
+				return sum, err
+			}
+		}
+		index.WriteString(md)
+		fmt.Fprintf(&index, "Files: [%[1]s.md](%[1]s.md), [%[1]s.csv](%[1]s.csv), [%[1]s.tex](%[1]s.tex)\n\n", ts.Name)
+	}
+	if len(spec.Figures) > 0 {
+		index.WriteString("## Figures\n\n")
+	}
+	for _, fs := range spec.Figures {
+		rc.grids = fs.GridSet
+		runs := runsOf(fs.GridSet)
+		var traces map[string][]tracePoint
+		if fs.Kind == "trace" {
+			var used []*run
+			for _, r := range runs {
+				if rc.usable(r) && fs.filter.matches(r) {
+					used = append(used, r)
+				}
+			}
+			if traces, err = loadTraces(q, used); err != nil {
+				return sum, err
+			}
+		}
+		fig, err := buildFigure(fs, runs, traces, rc)
+		if err != nil {
+			return sum, fmt.Errorf("figures: figure %s: %w", fs.Name, err)
+		}
+		for _, format := range formats {
+			data, err := fig.encode(format)
+			if err != nil {
+				return sum, fmt.Errorf("figures: figure %s: %w", fs.Name, err)
+			}
+			if err := write(fs.Name+"."+format, data); err != nil {
+				return sum, err
+			}
+		}
+		for _, w := range fig.warnings {
+			sum.Warnings = append(sum.Warnings, fs.Name+": "+w)
+		}
+		rc.writeIndexFigure(&index, fs, fig, formats)
+	}
+	if len(spec.Claims) > 0 {
+		index.WriteString("## Claims\n\n")
+		fmt.Fprintf(&index, "Each claim is checked by a SQL query over the results (%s profile).\n\n", rc.profile)
+		index.WriteString("| claim | the paper | expected | ours | verdict |\n|---|---|---|---:|---|\n")
+		for _, c := range spec.Claims {
+			r := evalClaim(c, q, rc.profile)
+			sum.Claims = append(sum.Claims, r)
+			ours := "—"
+			if r.Verdict == Reproduced || r.Verdict == Differs {
+				ours = fmt.Sprintf("%.4g", r.Value)
+			}
+			verdict := r.Verdict
+			if r.Detail != "" {
+				verdict += ": " + r.Detail
+			}
+			fmt.Fprintf(&index, "| %s | %s | %s | %s | %s |\n", mdOneLine(c.Text), mdOneLine(c.Paper),
+				mdOneLine(c.Expect), ours, mdOneLine(verdict))
+		}
+		index.WriteString("\n")
+	}
+	if len(sum.Warnings) > 0 {
+		index.WriteString("## Warnings\n\n")
+		for _, w := range sum.Warnings {
+			fmt.Fprintf(&index, "- %s\n", w)
+		}
+		index.WriteString("\n")
+	}
+	if err := write("index.md", []byte(index.String())); err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+// pickProfile prefers full runs when any finished.
+func pickProfile(runs []*run) string {
+	quick := false
+	for _, r := range runs {
+		if r.Status != results.StatusDone {
+			continue
+		}
+		if profileName(r.Profile) == "full" {
+			return "full"
+		}
+		quick = true
+	}
+	if quick {
+		return "quick"
+	}
+	return "full"
+}
+
+// renderCtx carries what every table and figure needs.
+type renderCtx struct {
+	spec    *ReportSpec
+	profile string
+	labels  map[string]string
+	db      string
+	grids   []string // grids of the table or figure being built
+}
+
+func (rc *renderCtx) usable(r *run) bool {
+	return r.Status == results.StatusDone && profileName(r.Profile) == rc.profile
+}
+
+// title labels reduced profiles in every table and figure title.
+func (rc *renderCtx) title(s string) string {
+	if rc.profile != "full" {
+		return s + " (" + rc.profile + " profile)"
+	}
+	return s
+}
+
+func (rc *renderCtx) label(v string) string {
+	if l, ok := rc.labels[v]; ok {
+		return l
+	}
+	return v
+}
+
+// explainMissing says why a table cell has no value and how to get one.
+func (rc *renderCtx) explainMissing(runs []*run, rowDim, rv, colDim, cv string, metrics []string) string {
+	var match []*run
+	for _, r := range runs {
+		if (rowDim == "metric" || sameValue(dimValue(r, rowDim), rv)) && (colDim == "metric" || sameValue(dimValue(r, colDim), cv)) {
+			match = append(match, r)
+		}
+	}
+	where := []string{}
+	for _, d := range []struct{ dim, v string }{{rowDim, rv}, {colDim, cv}} {
+		where = append(where, dimLabel(d.dim)+" "+d.v)
+	}
+	what := strings.Join(where, ", ")
+	dataset := ""
+	switch {
+	case rowDim == "dataset":
+		dataset = rv
+	case colDim == "dataset":
+		dataset = cv
+	case len(match) > 0:
+		dataset = match[0].Dataset
+	}
+	runcmd := fmt.Sprintf("`sgplab run %s`", rc.spec.File)
+	if rc.profile == "quick" {
+		runcmd = fmt.Sprintf("`PROFILE=quick sgplab run %s`", rc.spec.File)
+	}
+	if len(match) == 0 {
+		return fmt.Sprintf("no runs for %s in grid %s of %s; %s runs them", what, strings.Join(rc.grids, ", "), rc.db, runcmd)
+	}
+	var done, failed, unfinished, otherProfile []*run
+	for _, r := range match {
+		switch {
+		case profileName(r.Profile) != rc.profile:
+			otherProfile = append(otherProfile, r)
+		case r.Status == results.StatusDone:
+			done = append(done, r)
+		case r.Status == results.StatusFailed:
+			failed = append(failed, r)
+		default:
+			unfinished = append(unfinished, r)
+		}
+	}
+	var parts []string
+	if len(done) > 0 {
+		parts = append(parts, fmt.Sprintf("%d finished run(s) for %s recorded no %s", len(done), what, strings.Join(metrics, "/")))
+	}
+	if len(failed) > 0 {
+		msg := failed[0].Error
+		if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+		s := fmt.Sprintf("%d run(s) for %s failed: %q", len(failed), what, msg)
+		if dataset != "" && looksLikeMissingData(msg) {
+			s += "; get the data with " + rc.fetchHint(dataset)
+		}
+		parts = append(parts, s)
+	}
+	if len(unfinished) > 0 {
+		parts = append(parts, fmt.Sprintf("%d run(s) for %s did not finish (%s); %s resumes them", len(unfinished), what, unfinished[0].Status, runcmd))
+	}
+	if len(parts) == 0 && len(otherProfile) > 0 {
+		parts = append(parts, fmt.Sprintf("only %s-profile runs exist for %s; this report shows the %s profile",
+			profileName(otherProfile[0].Profile), what, rc.profile))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (rc *renderCtx) fetchHint(dataset string) string {
+	if h, ok := rc.spec.Report.Fetch[dataset]; ok {
+		return h
+	}
+	return fmt.Sprintf("`sgplab data fetch %s`", dataset)
+}
+
+func looksLikeMissingData(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, s := range []string{"no such file", "not found", "missing", "sgplab_data", "data fetch", "does not exist"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (rc *renderCtx) writeIndexHead(b *strings.Builder) {
+	s := rc.spec
+	title := firstNonEmpty(s.Report.Title, s.Title, s.Name, "Report")
+	fmt.Fprintf(b, "# %s\n\n", rc.title(title))
+	if rc.profile != "full" {
+		fmt.Fprintf(b, "> **Reduced (%s) profile.** These numbers come from a reduced run of the experiments and are not comparable one-to-one with the paper.", rc.profile)
+		if note := s.ProfileNotes[rc.profile]; note != "" {
+			fmt.Fprintf(b, " %s", note)
+		}
+		b.WriteString("\n\n")
+	}
+	if s.Description != "" {
+		fmt.Fprintf(b, "%s\n\n", s.Description)
+	}
+	if s.Report.Intro != "" {
+		fmt.Fprintf(b, "%s\n\n", s.Report.Intro)
+	}
+	fmt.Fprintf(b, "Generated by `sgplab report %s` from `%s`. Numbers labelled *paper* are transcribed from the paper; every other number is ours.\n\n", s.File, rc.db)
+}
+
+func (rc *renderCtx) writeIndexFigure(b *strings.Builder, fs FigureSpec, fig *figure, formats []string) {
+	fmt.Fprintf(b, "### %s\n\n", fig.title)
+	img := ""
+	for _, f := range formats {
+		if f == "png" || (img == "" && f == "svg") {
+			img = fs.Name + "." + f
+		}
+	}
+	if img != "" {
+		fmt.Fprintf(b, "![%s](%s)\n\n", mdOneLine(fig.title), img)
+	}
+	if fs.Caption != "" {
+		fmt.Fprintf(b, "%s\n\n", fs.Caption)
+	}
+	fmt.Fprintf(b, "Ours: %s.\n\n", fig.describe)
+	if fs.Paper != "" {
+		fmt.Fprintf(b, "**Paper:** %s\n\n", fs.Paper)
+	}
+	for _, w := range fig.warnings {
+		fmt.Fprintf(b, "- note: %s\n", w)
+	}
+	if len(fig.warnings) > 0 {
+		b.WriteString("\n")
+	}
+	var links []string
+	for _, f := range formats {
+		links = append(links, fmt.Sprintf("[%s](%s.%s)", f, fs.Name, f))
+	}
+	fmt.Fprintf(b, "Files: %s\n\n", strings.Join(links, ", "))
+}
+
+func mdOneLine(s string) string {
+	return mdEscape(strings.Join(strings.Fields(s), " "))
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

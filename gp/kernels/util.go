@@ -1,0 +1,252 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/ad"
+)
+
+// chunkRows is the number of rows filled per task: small enough that a
+// chunk of the output stays in cache between its matrix product and its
+// elementwise pass.
+const chunkRows = 128
+
+// parallelRows calls fn on consecutive row ranges covering [0, n), on up to
+// GOMAXPROCS goroutines when the work (n·cols) is large enough to pay.
+func parallelRows(n, cols int, fn func(r0, r1 int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || n*cols < 1<<14 || n <= chunkRows {
+		fn(0, n)
+		return
+	}
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				r0 := next
+				next += chunkRows
+				mu.Unlock()
+				if r0 >= n {
+					return
+				}
+				fn(r0, min(r0+chunkRows, n))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// expand returns the entries of a 1×1 or 1×D parameter as D values.
+func expand(n *ad.Node, dim int) []float64 {
+	v := n.Value()
+	r, c := v.Dims()
+	out := make([]float64, dim)
+	switch {
+	case r == 1 && c == 1:
+		for i := range out {
+			out[i] = v.At(0, 0)
+		}
+	case r == 1 && c == dim:
+		copy(out, v.RawRowView(0)[:dim])
+	default:
+		panic("kernels: parameter of shape " + shape(r, c) + " for dimension " + itoa(dim))
+	}
+	return out
+}
+
+// collapse shapes per-dimension gradients like the parameter n (summing
+// them for a 1×1 parameter).
+func collapse(g []float64, n *ad.Node) *mat.Dense {
+	if _, c := n.Dims(); c == 1 && len(g) != 1 {
+		s := 0.0
+		for _, v := range g {
+			s += v
+		}
+		return mat.NewDense(1, 1, []float64{s})
+	}
+	return mat.NewDense(1, len(g), g)
+}
+
+func shape(r, c int) string { return itoa(r) + "×" + itoa(c) }
+
+func itoa(i int) string {
+	if i < 0 {
+		return "-" + itoa(-i)
+	}
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// scaleCols returns x with column d multiplied by s[d].
+func scaleCols(x *mat.Dense, s []float64) *mat.Dense {
+	r, c := x.Dims()
+	out := mat.NewDense(r, c, nil)
+	od := out.RawMatrix().Data
+	for i := 0; i < r; i++ {
+		xi := x.RawRowView(i)
+		o := od[i*c : (i+1)*c]
+		for j := range o {
+			o[j] = xi[j] * s[j]
+		}
+	}
+	return out
+}
+
+// rowSqNorms returns Σ_d x_nd² for each row.
+func rowSqNorms(x *mat.Dense) []float64 {
+	r, _ := x.Dims()
+	out := make([]float64, r)
+	for i := range out {
+		s := 0.0
+		for _, v := range x.RawRowView(i) {
+			s += v * v
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// rowSums and colSums of a matrix.
+func rowSums(a *mat.Dense) []float64 {
+	r, _ := a.Dims()
+	out := make([]float64, r)
+	for i := range out {
+		s := 0.0
+		for _, v := range a.RawRowView(i) {
+			s += v
+		}
+		out[i] = s
+	}
+	return out
+}
+
+func colSums(a *mat.Dense) []float64 {
+	r, c := a.Dims()
+	out := make([]float64, c)
+	for i := 0; i < r; i++ {
+		for j, v := range a.RawRowView(i) {
+			out[j] += v
+		}
+	}
+	return out
+}
+
+// pairwiseGrad returns 2(diag(w)·x − A·z), the gradient of Σ A_nm r²_nm
+// with respect to the rows of x, where w = rowSums(A) and r²_nm = ‖x_n − z_m‖².
+func pairwiseGrad(a mat.Matrix, w []float64, x, z *mat.Dense) *mat.Dense {
+	r, c := x.Dims()
+	g := mat.NewDense(r, c, nil)
+	g.Mul(a, z)
+	gd := g.RawMatrix().Data
+	for i := 0; i < r; i++ {
+		xi := x.RawRowView(i)
+		gi := gd[i*c : (i+1)*c]
+		for j := range gi {
+			gi[j] = 2 * (w[i]*xi[j] - gi[j])
+		}
+	}
+	return g
+}
+
+// scaledColumn records the N×1 node s·c for a 1×1 node s and constants c.
+func scaledColumn(s *ad.Node, c []float64) *ad.Node {
+	sv := s.Scalar()
+	out := mat.NewDense(len(c), 1, nil)
+	for i, ci := range c {
+		out.Set(i, 0, sv*ci)
+	}
+	return ad.Custom(out, func(g *mat.Dense) []*mat.Dense {
+		t := 0.0
+		for i, ci := range c {
+			t += g.At(i, 0) * ci
+		}
+		return []*mat.Dense{mat.NewDense(1, 1, []float64{t})}
+	}, s)
+}
+
+// sumNodes records Σ_i ns[i] (all of one shape).
+func sumNodes(ns []*ad.Node) *ad.Node {
+	out := mat.DenseCopyOf(ns[0].Value())
+	for _, n := range ns[1:] {
+		out.Add(out, n.Value())
+	}
+	return ad.Custom(out, func(g *mat.Dense) []*mat.Dense {
+		gs := make([]*mat.Dense, len(ns))
+		for i := range gs {
+			gs[i] = g
+		}
+		return gs
+	}, ns...)
+}
+
+// productNodes records the elementwise product Π_i ns[i].
+func productNodes(ns []*ad.Node) *ad.Node {
+	out := mat.DenseCopyOf(ns[0].Value())
+	for _, n := range ns[1:] {
+		out.MulElem(out, n.Value())
+	}
+	return ad.Custom(out, func(g *mat.Dense) []*mat.Dense {
+		gs := make([]*mat.Dense, len(ns))
+		for i := range ns {
+			if !ns[i].NeedsGrad() {
+				continue
+			}
+			// Product of the others, not out/ns[i]: factors may be zero.
+			p := mat.DenseCopyOf(g)
+			for j, n := range ns {
+				if j != i {
+					p.MulElem(p, n.Value())
+				}
+			}
+			gs[i] = p
+		}
+		return gs
+	}, ns...)
+}
+
+// column records column d of x as an N×1 node.
+func column(x *ad.Node, d int) *ad.Node {
+	xv := x.Value()
+	r, c := xv.Dims()
+	out := mat.NewDense(r, 1, mat.Col(nil, d, xv))
+	return ad.Custom(out, func(g *mat.Dense) []*mat.Dense {
+		gx := mat.NewDense(r, c, nil)
+		for i := 0; i < r; i++ {
+			gx.Set(i, d, g.At(i, 0))
+		}
+		return []*mat.Dense{gx}
+	}, x)
+}
+
+// broadcastRow records a 1×1 or 1×D parameter as 1×D.
+func broadcastRow(n *ad.Node, dim int) *ad.Node {
+	if _, c := n.Dims(); c == dim {
+		return n
+	}
+	return ad.Custom(row(expand(n, dim)), func(g *mat.Dense) []*mat.Dense {
+		return []*mat.Dense{collapse(mat.Row(nil, 0, g), n)}
+	}, n)
+}
+
+// dotAll is Σ a∘b, without allocating.
+func dotAll(a, b *mat.Dense) float64 {
+	r, _ := a.Dims()
+	s := 0.0
+	for i := 0; i < r; i++ {
+		bi := b.RawRowView(i)
+		for j, v := range a.RawRowView(i) {
+			s += v * bi[j]
+		}
+	}
+	return s
+}
