@@ -1,0 +1,348 @@
+package optim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// Objective returns the value to minimise at x and fills grad (len(x)) with
+// its gradient. It must not keep x or grad.
+type Objective func(x, grad []float64) float64
+
+// Settings configure Minimize. Zero values select the defaults below.
+type Settings struct {
+	Method string // "lbfgs" (default) or "adam"
+	// MaxIter is the iteration budget; 0 evaluates the objective once at x0
+	// and returns.
+	MaxIter int
+	// MaxEvals bounds objective evaluations (including the first); 0 means
+	// no bound beyond MaxIter.
+	MaxEvals int
+	// GradTol stops when the largest absolute gradient entry falls below it.
+	// Default 1e-6 for L-BFGS; 0 (off) for Adam.
+	GradTol float64
+	// LearningRate is Adam's step size; default 0.01.
+	LearningRate float64
+}
+
+// Method names accepted in Settings.Method.
+const (
+	LBFGS = "lbfgs"
+	Adam  = "adam"
+)
+
+// Defaults used when a Settings field is zero.
+const (
+	DefaultLBFGSGradTol     = 1e-6
+	DefaultAdamLearningRate = 0.01
+)
+
+// Status values of a Result.
+const (
+	StatusEvaluated     = "evaluated at initial point" // MaxIter = 0
+	StatusGradient      = "converged: gradient tolerance"
+	StatusObjective     = "converged: objective stalled"
+	StatusIterations    = "iteration limit"
+	StatusEvaluations   = "evaluation limit"
+	StatusNonFinite     = "stopped: non-finite objective or gradient"
+	StatusCancelled     = "cancelled"
+	StatusLineSearchEnd = "stopped: line search made no progress"
+)
+
+// Iteration is reported after every iteration (and once, as iteration 0,
+// for the starting point).
+type Iteration struct {
+	Iter     int
+	F        float64 // objective at the iterate
+	GradNorm float64 // largest absolute gradient entry
+	Elapsed  time.Duration
+}
+
+// Result is the outcome of Minimize.
+type Result struct {
+	X           []float64
+	F           float64
+	Iterations  int
+	Evaluations int
+	Status      string
+}
+
+// ErrNonFinite is wrapped by the error Minimize returns when the objective or
+// its gradient is NaN or infinite.
+var ErrNonFinite = errors.New("optim: non-finite objective or gradient")
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func allFinite(xs []float64) bool {
+	for _, v := range xs {
+		if !finite(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func maxAbs(xs []float64) float64 {
+	var m float64
+	for _, v := range xs {
+		m = math.Max(m, math.Abs(v))
+	}
+	return m
+}
+
+// tracker wraps the objective: it counts evaluations, keeps the best finite
+// point, and records the first non-finite evaluation.
+type tracker struct {
+	f      Objective
+	evals  int
+	bestX  []float64
+	bestF  float64
+	bad    error
+	lastX  []float64 // cache of the last evaluation, for gonum's split Func/Grad
+	lastF  float64
+	lastG  []float64
+	cached bool
+}
+
+func newTracker(f Objective, dim int) *tracker {
+	return &tracker{f: f, bestF: math.Inf(1), lastX: make([]float64, dim), lastG: make([]float64, dim)}
+}
+
+func (t *tracker) eval(x, grad []float64) float64 {
+	t.evals++
+	for i := range grad {
+		grad[i] = 0
+	}
+	v := t.f(x, grad)
+	copy(t.lastX, x)
+	copy(t.lastG, grad)
+	t.lastF, t.cached = v, true
+	if !finite(v) || !allFinite(grad) {
+		if t.bad == nil {
+			what := "gradient"
+			if !finite(v) {
+				what = fmt.Sprintf("objective (%g)", v)
+			}
+			t.bad = fmt.Errorf("%w: %s at evaluation %d", ErrNonFinite, what, t.evals)
+		}
+		return v
+	}
+	if v < t.bestF || t.bestX == nil {
+		t.bestF = v
+		t.bestX = append(t.bestX[:0], x...)
+	}
+	return v
+}
+
+func sameX(a, b []float64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Minimize minimises f from x0. It returns the best point found together
+// with an error when the objective turned non-finite (wrapping ErrNonFinite)
+// or ctx was cancelled (ctx.Err()); the Result is valid in both cases.
+func Minimize(ctx context.Context, f Objective, x0 []float64, s Settings, cb func(Iteration)) (Result, error) {
+	if len(x0) == 0 {
+		return Result{}, errors.New("optim: nothing to optimise (no parameters)")
+	}
+	if s.MaxIter < 0 || s.MaxEvals < 0 || s.GradTol < 0 || s.LearningRate < 0 {
+		return Result{}, fmt.Errorf("optim: negative setting in %+v", s)
+	}
+	method := strings.ToLower(s.Method)
+	if method == "" {
+		method = LBFGS
+	}
+	if method != LBFGS && method != Adam {
+		return Result{}, fmt.Errorf("optim: unknown method %q (valid: %s, %s)", s.Method, Adam, LBFGS)
+	}
+	if !allFinite(x0) {
+		return Result{}, errors.New("optim: non-finite starting point")
+	}
+	if cb == nil {
+		cb = func(Iteration) {}
+	}
+	start := time.Now()
+	tr := newTracker(f, len(x0))
+	g0 := make([]float64, len(x0))
+	f0 := tr.eval(x0, g0)
+	if tr.bad != nil {
+		return Result{X: append([]float64(nil), x0...), F: f0, Evaluations: 1, Status: StatusNonFinite},
+			fmt.Errorf("%w (at the starting point)", tr.bad)
+	}
+	cb(Iteration{Iter: 0, F: f0, GradNorm: maxAbs(g0), Elapsed: time.Since(start)})
+	if s.MaxIter == 0 || s.MaxEvals == 1 {
+		status := StatusEvaluated
+		if s.MaxIter != 0 {
+			status = StatusEvaluations
+		}
+		return Result{X: append([]float64(nil), x0...), F: f0, Evaluations: 1, Status: status}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{X: append([]float64(nil), x0...), F: f0, Evaluations: 1, Status: StatusCancelled}, err
+	}
+	if method == Adam {
+		return adam(ctx, tr, x0, f0, g0, s, cb, start)
+	}
+	return lbfgs(ctx, tr, x0, f0, g0, s, cb, start)
+}
+
+// recorder reports major iterations to the callback.
+type recorder struct {
+	cb    func(Iteration)
+	start time.Time
+	last  int // last iteration reported
+}
+
+func (r *recorder) Init() error { return nil }
+
+func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, st *optimize.Stats) error {
+	if op == optimize.MajorIteration {
+		r.last = st.MajorIterations
+		r.cb(Iteration{Iter: st.MajorIterations, F: loc.F, GradNorm: maxAbs(loc.Gradient), Elapsed: time.Since(r.start)})
+	}
+	return nil
+}
+
+func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []float64, s Settings, cb func(Iteration), start time.Time) (Result, error) {
+	gradTol := s.GradTol
+	if gradTol == 0 {
+		gradTol = DefaultLBFGSGradTol
+	}
+	problem := optimize.Problem{
+		Func: func(x []float64) float64 {
+			return tr.eval(x, make([]float64, len(x)))
+		},
+		Grad: func(grad, x []float64) {
+			if tr.cached && sameX(x, tr.lastX) {
+				copy(grad, tr.lastG)
+				return
+			}
+			tr.eval(x, grad)
+		},
+		// Status is polled after every evaluation: it is how a NaN or a
+		// cancelled context stops gonum's loop at once.
+		Status: func() (optimize.Status, error) {
+			if tr.bad != nil {
+				return optimize.Failure, tr.bad
+			}
+			if err := ctx.Err(); err != nil {
+				return optimize.Failure, err
+			}
+			return optimize.NotTerminated, nil
+		},
+	}
+	rec := &recorder{cb: cb, start: start}
+	settings := &optimize.Settings{
+		InitValues:        &optimize.Location{F: f0, Gradient: append([]float64(nil), g0...)},
+		GradientThreshold: gradTol,
+		MajorIterations:   s.MaxIter,
+		Recorder:          rec,
+		Converger:         &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-12, Iterations: 50},
+	}
+	if s.MaxEvals > 0 {
+		settings.FuncEvaluations = s.MaxEvals - 1 // the first evaluation was ours
+	}
+	res, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{Linesearcher: &optimize.MoreThuente{}})
+	out := Result{X: tr.bestX, F: tr.bestF, Evaluations: tr.evals}
+	if res != nil {
+		out.Iterations = res.Stats.MajorIterations
+		// gonum does not record the iteration that meets a stopping rule.
+		if out.Iterations > rec.last && finite(res.F) {
+			cb(Iteration{Iter: out.Iterations, F: res.F, GradNorm: maxAbs(res.Gradient), Elapsed: time.Since(start)})
+		}
+		// Prefer gonum's final iterate when it ties with the best value.
+		if finite(res.F) && res.F <= tr.bestF && allFinite(res.X) {
+			out.X, out.F = append([]float64(nil), res.X...), res.F
+		}
+	}
+	switch {
+	case tr.bad != nil:
+		out.Status = StatusNonFinite
+		return out, fmt.Errorf("%w; stopped at the best finite point (f = %g)", tr.bad, tr.bestF)
+	case ctx.Err() != nil:
+		out.Status = StatusCancelled
+		return out, ctx.Err()
+	case err != nil:
+		// Line-search failures near an optimum are rounding noise, not a
+		// failed fit: the best point is still valid.
+		out.Status = StatusLineSearchEnd + " (" + err.Error() + ")"
+		return out, nil
+	}
+	switch res.Status {
+	case optimize.GradientThreshold:
+		out.Status = StatusGradient
+	case optimize.FunctionConvergence, optimize.MethodConverge:
+		out.Status = StatusObjective
+	case optimize.IterationLimit:
+		out.Status = StatusIterations
+	case optimize.FunctionEvaluationLimit:
+		out.Status = StatusEvaluations
+	default:
+		out.Status = res.Status.String()
+	}
+	return out, nil
+}
+
+// Adam's standard constants (Kingma & Ba 2015).
+const (
+	adamBeta1 = 0.9
+	adamBeta2 = 0.999
+	adamEps   = 1e-8
+)
+
+func adam(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []float64, s Settings, cb func(Iteration), start time.Time) (Result, error) {
+	lr := s.LearningRate
+	if lr == 0 {
+		lr = DefaultAdamLearningRate
+	}
+	n := len(x0)
+	x := append([]float64(nil), x0...)
+	prevX := make([]float64, n)
+	g := append([]float64(nil), g0...)
+	m, v := make([]float64, n), make([]float64, n)
+	f := f0
+	out := Result{Status: StatusIterations}
+	if s.GradTol > 0 && maxAbs(g) < s.GradTol {
+		out.Status = StatusGradient
+	}
+	for it := 1; it <= s.MaxIter && out.Status == StatusIterations; it++ {
+		if err := ctx.Err(); err != nil {
+			return Result{X: x, F: f, Iterations: it - 1, Evaluations: tr.evals, Status: StatusCancelled}, err
+		}
+		copy(prevX, x)
+		c1 := 1 - math.Pow(adamBeta1, float64(it))
+		c2 := 1 - math.Pow(adamBeta2, float64(it))
+		for i := range x {
+			m[i] = adamBeta1*m[i] + (1-adamBeta1)*g[i]
+			v[i] = adamBeta2*v[i] + (1-adamBeta2)*g[i]*g[i]
+			x[i] -= lr * (m[i] / c1) / (math.Sqrt(v[i]/c2) + adamEps)
+		}
+		fNew := tr.eval(x, g)
+		if tr.bad != nil {
+			return Result{X: prevX, F: f, Iterations: it - 1, Evaluations: tr.evals, Status: StatusNonFinite},
+				fmt.Errorf("%w; stopped at the last finite iterate (f = %g)", tr.bad, f)
+		}
+		f = fNew
+		out.Iterations = it
+		cb(Iteration{Iter: it, F: f, GradNorm: maxAbs(g), Elapsed: time.Since(start)})
+		switch {
+		case s.GradTol > 0 && maxAbs(g) < s.GradTol:
+			out.Status = StatusGradient
+		case s.MaxEvals > 0 && tr.evals >= s.MaxEvals:
+			out.Status = StatusEvaluations
+		}
+	}
+	out.X, out.F, out.Evaluations = x, f, tr.evals
+	return out, nil
+}

@@ -1,0 +1,170 @@
+package optim
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func rosenbrock(x, grad []float64) float64 {
+	var f float64
+	for i := 0; i+1 < len(x); i++ {
+		a, b := 1-x[i], x[i+1]-x[i]*x[i]
+		f += a*a + 100*b*b
+		grad[i] += -2*a - 400*b*x[i]
+		grad[i+1] += 200 * b
+	}
+	return f
+}
+
+// quadratic is ½xᵀAx − bᵀx with A SPD; its minimiser solves Ax = b.
+func quadratic(a *mat.SymDense, b []float64) Objective {
+	return func(x, grad []float64) float64 {
+		n := len(x)
+		var f float64
+		for i := 0; i < n; i++ {
+			var ax float64
+			for j := 0; j < n; j++ {
+				ax += a.At(i, j) * x[j]
+			}
+			grad[i] = ax - b[i]
+			f += 0.5*x[i]*ax - b[i]*x[i]
+		}
+		return f
+	}
+}
+
+func testQuadratic() (*mat.SymDense, []float64, []float64) {
+	a := mat.NewSymDense(3, []float64{4, 1, 0, 1, 3, -1, 0, -1, 2})
+	b := []float64{1, -2, 0.5}
+	var ch mat.Cholesky
+	ch.Factorize(a)
+	var xs mat.VecDense
+	_ = ch.SolveVecTo(&xs, mat.NewVecDense(3, b))
+	return a, b, xs.RawVector().Data
+}
+
+func TestMinimizeConverges(t *testing.T) {
+	a, b, xstar := testQuadratic()
+	tests := []struct {
+		name  string
+		f     Objective
+		x0    []float64
+		s     Settings
+		want  []float64
+		tol   float64
+		evals int // upper bound
+	}{
+		{"lbfgs rosenbrock 2d", rosenbrock, []float64{-1.2, 1}, Settings{MaxIter: 500}, []float64{1, 1}, 1e-6, 300},
+		{"lbfgs rosenbrock 6d", rosenbrock, []float64{-1, 1, -1, 1, -1, 1}, Settings{MaxIter: 1000}, []float64{1, 1, 1, 1, 1, 1}, 1e-5, 1000},
+		{"lbfgs quadratic", quadratic(a, b), []float64{0, 0, 0}, Settings{Method: "LBFGS", MaxIter: 100, GradTol: 1e-10}, xstar, 1e-8, 50},
+		{"adam quadratic", quadratic(a, b), []float64{0, 0, 0}, Settings{Method: "adam", MaxIter: 3000, LearningRate: 0.05}, xstar, 1e-4, 3001},
+		{"adam rosenbrock", rosenbrock, []float64{-1.2, 1}, Settings{Method: "adam", MaxIter: 20000, LearningRate: 0.02}, []float64{1, 1}, 1e-2, 20001},
+	}
+	for _, tc := range tests {
+		var iters []Iteration
+		res, err := Minimize(context.Background(), tc.f, tc.x0, tc.s, func(it Iteration) { iters = append(iters, it) })
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for i := range tc.want {
+			if math.Abs(res.X[i]-tc.want[i]) > tc.tol {
+				t.Errorf("%s: x = %v, want %v (status %s, %d iters)", tc.name, res.X, tc.want, res.Status, res.Iterations)
+				break
+			}
+		}
+		g := make([]float64, len(res.X))
+		if fx := tc.f(res.X, g); fx != res.F {
+			t.Errorf("%s: Result.F %g but f(X) = %g", tc.name, res.F, fx)
+		}
+		if res.Evaluations > tc.evals || res.Evaluations < res.Iterations {
+			t.Errorf("%s: %d evaluations for %d iterations", tc.name, res.Evaluations, res.Iterations)
+		}
+		if len(iters) != res.Iterations+1 || iters[0].Iter != 0 || iters[len(iters)-1].Iter != res.Iterations {
+			t.Errorf("%s: %d callbacks for %d iterations", tc.name, len(iters), res.Iterations)
+		}
+		if tc.s.Method != "adam" && res.Status != StatusGradient && res.Status != StatusObjective {
+			t.Errorf("%s: status %q, want convergence", tc.name, res.Status)
+		}
+	}
+}
+
+func TestMinimizeBudgets(t *testing.T) {
+	x0 := []float64{-1.2, 1}
+	res, err := Minimize(context.Background(), rosenbrock, x0, Settings{}, nil)
+	if err != nil || res.Evaluations != 1 || res.Iterations != 0 || res.X[0] != -1.2 || math.Abs(res.F-24.2) > 1e-12 || res.Status != StatusEvaluated {
+		t.Errorf("MaxIter 0: %+v, %v; want one evaluation at x0 (f = 24.2)", res, err)
+	}
+	for _, method := range []string{LBFGS, Adam} {
+		res, err = Minimize(context.Background(), rosenbrock, x0, Settings{Method: method, MaxIter: 5}, nil)
+		if err != nil || res.Iterations != 5 || res.Status != StatusIterations || !(res.F < 24.2) {
+			t.Errorf("%s MaxIter 5: %+v, %v", method, res, err)
+		}
+		res, err = Minimize(context.Background(), rosenbrock, x0, Settings{Method: method, MaxIter: 1000, MaxEvals: 12}, nil)
+		if err != nil || res.Evaluations > 12 || res.Status != StatusEvaluations {
+			t.Errorf("%s MaxEvals 12: %+v, %v", method, res, err)
+		}
+	}
+	for _, s := range []Settings{{Method: "bfgs", MaxIter: 1}, {MaxIter: -1}} {
+		if _, err := Minimize(context.Background(), rosenbrock, x0, s, nil); err == nil {
+			t.Errorf("%+v: no error", s)
+		}
+	}
+	if _, err := Minimize(context.Background(), rosenbrock, nil, Settings{MaxIter: 1}, nil); err == nil {
+		t.Error("empty x0: no error")
+	}
+}
+
+// The objective is NaN beyond x = 2 while its minimum is at x = 5: both
+// methods must stop cleanly at a finite point with an ErrNonFinite error.
+func TestMinimizeNonFinite(t *testing.T) {
+	f := func(x, grad []float64) float64 {
+		if x[0] > 2 {
+			return math.NaN()
+		}
+		d := x[0] - 5
+		grad[0] = 2 * d
+		return d * d
+	}
+	for _, s := range []Settings{{Method: LBFGS, MaxIter: 100}, {Method: Adam, MaxIter: 10000, LearningRate: 0.5}} {
+		res, err := Minimize(context.Background(), f, []float64{0}, s, nil)
+		if !errors.Is(err, ErrNonFinite) {
+			t.Errorf("%s: error %v, want ErrNonFinite", s.Method, err)
+		}
+		if res.Status != StatusNonFinite || !(res.X[0] <= 2) || math.IsNaN(res.F) || res.F >= 25 {
+			t.Errorf("%s: %+v; want a finite improved point with x ≤ 2", s.Method, res)
+		}
+	}
+	// A NaN gradient counts too.
+	g := func(x, grad []float64) float64 { grad[0] = math.NaN(); return x[0] * x[0] }
+	if _, err := Minimize(context.Background(), g, []float64{1}, Settings{MaxIter: 10}, nil); !errors.Is(err, ErrNonFinite) {
+		t.Errorf("NaN gradient: %v", err)
+	}
+}
+
+func TestMinimizeCancel(t *testing.T) {
+	for _, method := range []string{LBFGS, Adam} {
+		ctx, cancel := context.WithCancel(context.Background())
+		res, err := Minimize(ctx, rosenbrock, []float64{-1.2, 1}, Settings{Method: method, MaxIter: 1000}, func(it Iteration) {
+			if it.Iter == 3 {
+				cancel()
+			}
+		})
+		if !errors.Is(err, context.Canceled) || res.Status != StatusCancelled || res.Iterations > 4 || !(res.F < 24.2) {
+			t.Errorf("%s: %+v, %v", method, res, err)
+		}
+		cancel()
+	}
+}
+
+func BenchmarkLBFGSRosenbrock(b *testing.B) {
+	x0 := make([]float64, 100)
+	for b.Loop() {
+		if _, err := Minimize(context.Background(), rosenbrock, x0, Settings{MaxIter: 2000}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
