@@ -1,0 +1,492 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"sgplab/datasets"
+	"sgplab/figures"
+	"sgplab/gp/ad"
+	"sgplab/methods"
+	"sgplab/results"
+	"sgplab/runner"
+)
+
+var errInterrupted = runner.ErrInterrupted
+
+// defaultDB is where a grid file's results go unless --db says otherwise.
+func defaultDB(f *runner.File) string {
+	if f.DB != "" {
+		return f.DB
+	}
+	return filepath.Join("out", f.Name, "results.db")
+}
+
+// loadGrids parses and expands grid files for a profile.
+func loadGrids(paths []string, profile string, stderr io.Writer) ([]*runner.File, []*runner.RunSpec, error) {
+	var files []*runner.File
+	var all []*runner.RunSpec
+	for _, p := range paths {
+		f, err := runner.Load(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		runs, warnings, err := f.Expand(runner.ExpandOptions{Profile: profile, ValidateDataset: datasets.Validate})
+		for _, w := range warnings {
+			fmt.Fprintln(stderr, "warning:", w)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, f)
+		all = append(all, runs...)
+	}
+	return files, all, nil
+}
+
+func prepareFunc(dataDir string) runner.PrepareFunc {
+	return func(_ context.Context, s *runner.RunSpec) (*runner.Dataset, error) {
+		p, err := datasets.Prepare(datasets.Request{Name: s.Dataset, Params: s.DatasetParams, Split: s.Split,
+			Seed: s.Seed, Protocol: s.Protocol, Scaling: s.Scaling, DataDir: dataDir})
+		if err != nil {
+			return nil, err
+		}
+		d := &runner.Dataset{Task: p.Task, Train: p.Train, Test: p.Test, YShift: p.YShift, YScale: p.YScale, Provenance: p.Provenance}
+		d.TestY = p.Test.Y
+		if p.Task != string(methods.Classification) {
+			scale := p.YScale
+			if scale == 0 {
+				scale = 1
+			}
+			d.TestY = make([]float64, len(p.Test.Y))
+			for i, y := range p.Test.Y {
+				d.TestY[i] = y*scale + p.YShift
+			}
+		}
+		return d, nil
+	}
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", "GRID.toml...", `Expands the grid files and runs every run the database does not already
+hold as done (a re-run resumes). Failed runs are recorded with their error and
+the sweep goes on; Ctrl-C records the runs in flight as interrupted.
+--jobs defaults to 1: methods already use both cores through BLAS and chunked
+goroutines, so parallel runs mostly contend; raise it for many small runs.`, stderr)
+	db := fs.String("db", "", "results database (default: the file's db key, else out/<name>/results.db)")
+	profile := fs.String("profile", envOr("PROFILE", runner.FullProfile), "profile: full or quick (a reduced profile is labelled in every output); default $PROFILE or full")
+	jobs := fs.Int("jobs", 1, "runs in flight at once")
+	shard := fs.String("shard", "", "run only shard i/n of the runs (e.g. $SLURM_ARRAY_TASK_ID/8)")
+	force := fs.Bool("force", false, "re-run runs the database already holds as done")
+	dry := fs.Bool("dry-run", false, "list the runs (id, status, description) without running them")
+	timeLimit := fs.Duration("time-limit", 0, "per-run time limit for runs whose grid sets none (0: none)")
+	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	paths, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	if *jobs < 1 {
+		return fmt.Errorf("--jobs must be ≥ 1, got %d", *jobs)
+	}
+	files, specs, err := loadGrids(paths, *profile, stderr)
+	if err != nil {
+		return err
+	}
+	if *shard != "" {
+		i, n, err := runner.ParseShard(*shard)
+		if err != nil {
+			return err
+		}
+		if specs, err = runner.Shard(specs, i, n); err != nil {
+			return err
+		}
+	}
+	path := *db
+	if path == "" {
+		path = defaultDB(files[0])
+		for _, f := range files[1:] {
+			if defaultDB(f) != path {
+				return fmt.Errorf("grid files %s and %s use different databases (%s, %s); give --db", files[0].Path, f.Path, path, defaultDB(f))
+			}
+		}
+	}
+	if p, _ := files[0].Profile(*profile); p.Note != "" && *profile != runner.FullProfile {
+		fmt.Fprintf(stdout, "profile %s: %s\n", *profile, p.Note)
+	}
+	if *dry {
+		return dryRun(stdout, path, specs)
+	}
+	store, err := results.Open(path)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C kills the process
+		fmt.Fprintln(stderr, "\ninterrupt: recording runs in flight as interrupted (Ctrl-C again to kill)")
+	}()
+	out := io.Writer(stdout)
+	if *quiet {
+		out = io.Discard
+	}
+	r := &runner.Runner{Store: store, Prepare: prepareFunc(*dataDir), Env: runner.DefaultEnv(ad.BLASBackend()),
+		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout)}
+	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s))\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs)
+	sum, err := r.Run(ctx, specs)
+	fmt.Fprintln(stdout, sum)
+	if sum.Failed > 0 {
+		fmt.Fprintf(stdout, "failed runs: sgplab query --db %s \"SELECT id, method, dataset, split, error FROM runs WHERE status = 'failed'\"\n", path)
+	}
+	return err
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && runner.IsTerminal(f)
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func dryRun(w io.Writer, dbPath string, specs []*runner.RunSpec) error {
+	status := map[string]string{}
+	if _, err := os.Stat(dbPath); err == nil {
+		store, err := results.OpenReadOnly(dbPath)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		ids := make([]string, len(specs))
+		for i, s := range specs {
+			ids[i] = s.ID
+		}
+		if status, err = store.Statuses(ids); err != nil {
+			return err
+		}
+	}
+	for _, s := range specs {
+		st := status[s.ID]
+		if st == "" {
+			st = "pending"
+		}
+		fmt.Fprintf(w, "%s  %-11s %s %s\n", s.ID, st, s.Label(), paramsText(s))
+	}
+	fmt.Fprintf(w, "%d runs\n", len(specs))
+	return nil
+}
+
+func paramsText(s *runner.RunSpec) string {
+	var parts []string
+	for _, p := range s.FlatParams() {
+		if strings.HasPrefix(p[0], "fit.") && (p[1] == "0" || p[1] == "") && p[0] != "fit.iterations" {
+			continue
+		}
+		parts = append(parts, p[0]+"="+p[1])
+	}
+	return strings.Join(parts, " ")
+}
+
+func cmdStatus(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("status", "[GRID.toml...]", `With grid files: done / failed / interrupted / running / pending runs per grid
+(pending = not in the database). Without: what the database holds per grid and status.`, stderr)
+	db := fs.String("db", "", "results database (default: the first file's database)")
+	profile := fs.String("profile", envOr("PROFILE", runner.FullProfile), "profile the grids are expanded with")
+	paths, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		if *db == "" {
+			fs.Usage()
+			return errUsage
+		}
+		store, err := results.OpenReadOnly(*db)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		cols, rows, err := store.Query("SELECT grid, profile, status, COUNT(*) AS runs FROM runs GROUP BY grid, profile, status ORDER BY grid, profile, status")
+		if err != nil {
+			return err
+		}
+		return results.WriteRows(stdout, "table", cols, rows)
+	}
+	files, specs, err := loadGrids(paths, *profile, stderr)
+	if err != nil {
+		return err
+	}
+	path := *db
+	if path == "" {
+		path = defaultDB(files[0])
+	}
+	status := map[string]string{}
+	if _, err := os.Stat(path); err == nil {
+		store, err := results.OpenReadOnly(path)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		ids := make([]string, len(specs))
+		for i, s := range specs {
+			ids[i] = s.ID
+		}
+		if status, err = store.Statuses(ids); err != nil {
+			return err
+		}
+	}
+	type key struct{ exp, grid string }
+	counts := map[key]map[string]int{}
+	var order []key
+	for _, s := range specs {
+		k := key{s.Experiment, s.Grid}
+		if counts[k] == nil {
+			counts[k] = map[string]int{}
+			order = append(order, k)
+		}
+		st := status[s.ID]
+		if st == "" {
+			st = "pending"
+		}
+		counts[k][st]++
+	}
+	cols := []string{"experiment", "grid", "total", "done", "failed", "interrupted", "running", "pending"}
+	var rows [][]any
+	for _, k := range order {
+		c := counts[k]
+		total := 0
+		for _, n := range c {
+			total += n
+		}
+		rows = append(rows, []any{k.exp, k.grid, int64(total), int64(c["done"]), int64(c["failed"]), int64(c["interrupted"]), int64(c["running"]), int64(c["pending"])})
+	}
+	fmt.Fprintf(stdout, "database %s, profile %s\n", path, *profile)
+	return results.WriteRows(stdout, "table", cols, rows)
+}
+
+func cmdQuery(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("query", `"SQL"`, `Runs SQL against a results database (opened read-only). Tables: runs, metrics,
+traces, run_params; views: run_metrics(run_id, method, dataset, split, seed,
+metric, value) and run_params_v(run_id, method, dataset, split, seed, param, value, num).`, stderr)
+	db := fs.String("db", "", "results database (required)")
+	format := fs.String("format", "table", "output format: table, csv or json")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *db == "" || len(pos) != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	store, err := results.OpenReadOnly(*db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cols, rows, err := store.Query(pos[0])
+	if err != nil {
+		return err
+	}
+	return results.WriteRows(stdout, *format, cols, rows)
+}
+
+func cmdReport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("report", "CONFIG.toml", `Renders the config's [[table]]s (Markdown, CSV, LaTeX) and [[figure]]s (PNG, SVG)
+from the results database into out/<name>/, with index.md showing the paper's
+numbers beside ours.`, stderr)
+	db := fs.String("db", "", "results database (default: the config's database)")
+	profile := fs.String("profile", os.Getenv("PROFILE"), "runs to report: full or quick (default: full if any full run finished, else quick)")
+	outDir := fs.String("out", "", "output directory (default out/<name>)")
+	formats := fs.String("formats", "png,svg", "figure formats: any of png, svg, pdf")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	f, err := runner.Load(pos[0])
+	if err != nil {
+		return err
+	}
+	spec, err := figures.LoadReport(pos[0])
+	if err != nil {
+		return err
+	}
+	path := *db
+	if path == "" {
+		path = defaultDB(f)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no results database at %s: run `sgplab run %s` first", path, pos[0])
+	}
+	store, err := results.OpenReadOnly(path)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	dir := *outDir
+	if dir == "" {
+		dir = filepath.Join("out", f.Name)
+	}
+	start := time.Now()
+	sum, err := figures.Render(spec, store, dir, figures.Options{Profile: *profile, Formats: strings.Split(*formats, ",")})
+	if err != nil {
+		return err
+	}
+	for _, w := range sum.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	fmt.Fprintf(stdout, "report (%s profile) written to %s: %d files, %d missing table cells, in %s\n", sum.Profile, sum.Dir, len(sum.Files), sum.Missing, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "see %s\n", filepath.Join(sum.Dir, "index.md"))
+	return nil
+}
+
+func cmdMethods(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("methods", "[NAME...]", "Lists the registered methods, their tasks and parameters with defaults.", stderr)
+	names, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	var ms []methods.Method
+	if len(names) == 0 {
+		ms = methods.All()
+	}
+	for _, n := range names {
+		m, err := methods.Lookup(n)
+		if err != nil {
+			return err
+		}
+		ms = append(ms, m)
+	}
+	for i, m := range ms {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		tasks := make([]string, len(m.Tasks))
+		for j, t := range m.Tasks {
+			tasks[j] = string(t)
+		}
+		fmt.Fprintf(stdout, "%s — %s\n", m.Name, m.Summary)
+		if m.Paper != "" {
+			fmt.Fprintf(stdout, "  paper: %s\n", m.Paper)
+		}
+		fmt.Fprintf(stdout, "  tasks: %s\n", strings.Join(tasks, ", "))
+		for _, p := range m.Params {
+			def := "(none)"
+			if p.Default != nil {
+				def = fmt.Sprint(p.Default)
+			}
+			choices := ""
+			if len(p.Choices) > 0 {
+				choices = " {" + strings.Join(p.Choices, ", ") + "}"
+			}
+			fmt.Fprintf(stdout, "  %-22s %-16s default %-10s %s%s\n", p.Name, p.Kind, def, p.Doc, choices)
+		}
+	}
+	if len(ms) == 0 {
+		fmt.Fprintln(stdout, "no methods registered")
+	}
+	return nil
+}
+
+func cmdData(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("data", "list | fetch NAME...", `list: every dataset, whether it is present in the data directory and where it comes from.
+fetch: download a dataset from its canonical source, verifying checksums.`, stderr)
+	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	switch pos[0] {
+	case "list":
+		return datasets.WriteList(stdout, *dataDir)
+	case "fetch":
+		if len(pos) < 2 {
+			fs.Usage()
+			return errUsage
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		for _, n := range pos[1:] {
+			if err := datasets.Fetch(ctx, n, *dataDir, ""); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "fetched %s into %s\n", n, *dataDir)
+		}
+		return nil
+	}
+	fs.Usage()
+	return errUsage
+}
+
+func cmdResults(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db", `export: every run with its metrics, one row per run × metric.
+merge: combine shard databases into one, keyed by run id (merging again adds nothing).`, stderr)
+	db := fs.String("db", "", "database to export")
+	format := fs.String("format", "csv", "export format: csv, json or table")
+	out := fs.String("o", "", "merged database to create or extend")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	switch pos[0] {
+	case "export":
+		if *db == "" {
+			fs.Usage()
+			return errUsage
+		}
+		store, err := results.OpenReadOnly(*db)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		return store.Export(stdout, *format)
+	case "merge":
+		if *out == "" || len(pos) < 2 {
+			fs.Usage()
+			return errUsage
+		}
+		for _, p := range pos[1:] {
+			if _, err := os.Stat(p); err != nil {
+				return fmt.Errorf("cannot merge %s: %w", p, err)
+			}
+		}
+		added, err := results.Merge(*out, pos[1:]...)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "merged %d new or updated runs into %s\n", added, *out)
+		return nil
+	}
+	fs.Usage()
+	return errUsage
+}

@@ -1,0 +1,129 @@
+// Command sgplab runs experiment grids of sparse variational Gaussian
+// process methods, records every run in SQLite, and renders papers' tables
+// and figures from the results.
+//
+//	sgplab run experiments/demo.toml        run a grid (resumes; --jobs, --shard, --dry-run)
+//	sgplab status experiments/demo.toml     done / failed / pending per grid
+//	sgplab query --db F "SELECT ..."        SQL over the results (table, csv, json)
+//	sgplab report paper_configs/vof.toml    tables and figures into out/<name>/
+//	sgplab methods                          registered methods and their parameters
+//	sgplab data list | fetch NAME           datasets and where they come from
+//	sgplab results export | merge           move results between databases
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+type command struct {
+	name, summary string
+	run           func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"run", "run the runs of grid files that the database does not hold yet", cmdRun},
+		{"status", "show what a database holds: done / failed / pending runs per grid", cmdStatus},
+		{"query", "run SQL against a results database", cmdQuery},
+		{"report", "render a paper config's tables and figures from the results", cmdReport},
+		{"methods", "list the registered methods with their parameters", cmdMethods},
+		{"data", "list datasets or fetch one", cmdData},
+		{"results", "export or merge results databases", cmdResults},
+	}
+}
+
+// errUsage marks an error already explained by a usage message.
+var errUsage = errors.New("usage")
+
+// exitInterrupted is the conventional status after SIGINT.
+const exitInterrupted = 130
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Main runs the CLI and returns the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			err := c.run(args[1:], stdout, stderr)
+			switch {
+			case err == nil:
+				return 0
+			case errors.Is(err, flag.ErrHelp):
+				return 0
+			case errors.Is(err, errUsage):
+				return 2
+			case errors.Is(err, errInterrupted):
+				fmt.Fprintln(stderr, "sgplab:", err)
+				return exitInterrupted
+			}
+			fmt.Fprintln(stderr, "sgplab "+c.name+":", err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "sgplab: unknown command %q; commands: %s\n", args[0], strings.Join(commandNames(), ", "))
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "sgplab: sparse variational GP research harness\n\nUsage: sgplab COMMAND [flags] [args]\n\nCommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'sgplab COMMAND --help' for a command's flags.")
+}
+
+func commandNames() []string {
+	var out []string
+	for _, c := range commands {
+		out = append(out, c.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// newFlags makes a flag set whose --help prints the command's usage.
+func newFlags(name, args, doc string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("sgplab "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: sgplab %s [flags] %s\n\n%s\n\nFlags:\n", name, args, doc)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags allowing them before and after positional arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, errUsage
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,706 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"sgplab/methods"
+	"sgplab/results"
+)
+
+// ExpandOptions control Expand.
+type ExpandOptions struct {
+	Profile string // "" is full
+	// ValidateDataset checks a dataset name and its parameters (without
+	// protocol and scaling); nil skips the check. The CLI passes
+	// datasets.Validate.
+	ValidateDataset func(name string, params map[string]any) error
+}
+
+// fitKeys are grid keys that are fit settings, matched by include/exclude.
+var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "task"}
+
+// Expand turns every grid of the file into runs: the Cartesian product of
+// its lists, minus exclude matches, plus include runs. It validates method
+// and dataset names and method parameters, and reports every error with its
+// file:line. Warnings (e.g. an exclude matching nothing) do not stop a run.
+func (f *File) Expand(opt ExpandOptions) (runs []*RunSpec, warnings []string, err error) {
+	prof, err := f.Profile(opt.Profile)
+	if err != nil {
+		return nil, nil, err
+	}
+	x := &expander{f: f, opt: opt, profile: prof, es: &Errors{}, dsChecked: map[string]bool{}, seen: map[string]string{}}
+	for _, g := range f.Grids {
+		x.grid(g)
+	}
+	if err := x.es.err(); err != nil {
+		return nil, x.warnings, err
+	}
+	return x.runs, x.warnings, nil
+}
+
+type expander struct {
+	f         *File
+	opt       ExpandOptions
+	profile   Profile
+	es        *Errors
+	runs      []*RunSpec
+	warnings  []string
+	dsChecked map[string]bool
+	seen      map[string]string // run id → source
+}
+
+// settings is one grid (or include) with the profile applied.
+type settings struct {
+	key       string // key path for errors, e.g. grid[0] or grid[0].include[1]
+	name      string
+	raw       map[string]any
+	params    map[string]any            // grid [params]
+	perMethod map[string]map[string]any // [method.NAME]
+	extra     map[string]any            // include's parameters, highest priority
+	dataset   map[string]any
+}
+
+func (x *expander) grid(g *Grid) {
+	key := fmt.Sprintf("grid[%d]", g.Index)
+	raw := maps.Clone(g.raw)
+	params := tableOf(raw["params"])
+	dataset := tableOf(raw["dataset"])
+	// Profile overrides: top-level keys everywhere; params/dataset keys only
+	// where the grid sets them, so one override can serve many grids.
+	for k, v := range x.profile.Override {
+		switch k {
+		case "params":
+			for pk, pv := range tableOf(v) {
+				if _, ok := params[pk]; ok {
+					params[pk] = pv
+				}
+			}
+		case "dataset":
+			for dk, dv := range tableOf(v) {
+				if _, ok := dataset[dk]; ok {
+					dataset[dk] = dv
+				}
+			}
+		default:
+			raw[k] = v
+		}
+	}
+	for k, v := range x.profile.Grids[g.Name] {
+		switch k {
+		case "params":
+			maps.Copy(params, tableOf(v))
+		case "dataset":
+			maps.Copy(dataset, tableOf(v))
+		default:
+			raw[k] = v
+		}
+	}
+	per := map[string]map[string]any{}
+	for m, t := range tableOf(raw["method"]) {
+		per[m] = tableOf(t)
+	}
+	s := &settings{key: key, name: g.Name, raw: raw, params: params, perMethod: per, dataset: dataset}
+	for _, k := range []string{"methods", "datasets", "iterations"} {
+		if _, ok := raw[k]; !ok {
+			x.f.errorf(x.es, key, "grid %q: missing %s", g.Name, k)
+		}
+	}
+	if len(*x.es) > 0 {
+		return
+	}
+	excl := asArray(raw["exclude"])
+	used := make([]bool, len(excl))
+	x.expand(s, func(r *RunSpec) bool {
+		for i, e := range excl {
+			if matches(r, e) {
+				used[i] = true
+				return false
+			}
+		}
+		return true
+	})
+	x.checkFilterKeys(s, "exclude", excl)
+	for i, u := range used {
+		if !u && len(*x.es) == 0 {
+			k := fmt.Sprintf("%s.exclude[%d]", key, i)
+			x.warnings = append(x.warnings, fmt.Sprintf("%s:%d: %s: exclude matches no run of grid %q", x.f.Path, x.f.lines.line(k), k, g.Name))
+		}
+	}
+	for i, inc := range asArray(raw["include"]) {
+		x.expand(x.includeSettings(s, inc, fmt.Sprintf("%s.include[%d]", key, i)), nil)
+	}
+}
+
+// includeSettings layers an include table over its grid.
+func (x *expander) includeSettings(g *settings, inc map[string]any, key string) *settings {
+	raw := maps.Clone(g.raw)
+	s := &settings{key: key, name: g.name, raw: raw, params: g.params, perMethod: g.perMethod,
+		extra: map[string]any{}, dataset: maps.Clone(g.dataset)}
+	methodsOf := toList(raw["methods"])
+	if m, ok := inc["method"]; ok {
+		methodsOf = toList(m)
+	}
+	for _, k := range sortedKeys(inc) {
+		v := inc[k]
+		switch k {
+		case "method":
+			raw["methods"] = v
+		case "split":
+			raw["splits"] = v
+		case "seed":
+			raw["seeds"] = v
+		case "dataset":
+			if t, ok := v.(map[string]any); ok {
+				maps.Copy(s.dataset, t)
+			} else {
+				raw["datasets"] = v
+			}
+		case "protocol", "scaling":
+			s.dataset[k] = v
+		case "params":
+			maps.Copy(s.extra, tableOf(v))
+		default:
+			if contains(fitKeys, k) || k == "metrics" || k == "time_limit" {
+				raw[k] = v
+			} else if documentedBy(methodsOf, k) {
+				s.extra[k] = v
+			} else {
+				s.dataset[k] = v
+			}
+		}
+	}
+	return s
+}
+
+func documentedBy(names []any, param string) bool {
+	for _, n := range names {
+		name, _ := n.(string)
+		if m, err := methods.Lookup(name); err == nil && paramDoc(m, param) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func paramDoc(m methods.Method, name string) *methods.ParamDoc {
+	for i := range m.Params {
+		if m.Params[i].Name == name {
+			return &m.Params[i]
+		}
+	}
+	return nil
+}
+
+// expand produces the runs of one settings layer; keep filters them.
+func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
+	es := x.es
+	n0 := len(*es)
+	f := x.f
+	key := s.key
+
+	methodNames := strs(s.raw["methods"])
+	var ms []methods.Method
+	for _, name := range methodNames {
+		m, err := methods.Lookup(name)
+		if err != nil {
+			f.errorf(es, key+".methods", "%v", err)
+			continue
+		}
+		ms = append(ms, m)
+	}
+	// Every parameter must belong to at least one of the grid's methods.
+	for _, k := range sortedKeys(s.params) {
+		if !documentedBy(toList(s.raw["methods"]), k) && len(ms) == len(methodNames) {
+			f.errorf(es, key+".params."+k, "no method of this grid (%s) has this parameter; valid parameters: %s",
+				strings.Join(methodNames, ", "), strings.Join(paramUnion(ms), ", "))
+		}
+	}
+	for _, mname := range sortedKeys(s.perMethod) {
+		if !contains(methodNames, mname) && !strings.Contains(key, "include") {
+			f.errorf(es, key+".method."+mname, "override for method %q, which is not in this grid's methods (%s)", mname, strings.Join(methodNames, ", "))
+		}
+	}
+	var metricNames []string
+	for _, v := range toList(s.raw["metrics"]) {
+		name := v.(string)
+		if err := results.CheckMetricName(name); err != nil {
+			f.errorf(es, key+".metrics", "%v", err)
+		}
+		metricNames = append(metricNames, name)
+	}
+	sort.Strings(metricNames)
+	var timeLimit time.Duration
+	if tl, ok := s.raw["time_limit"].(string); ok {
+		timeLimit, _ = time.ParseDuration(tl)
+	}
+	tasks := strs(s.raw["task"])
+	if tasks == nil {
+		tasks = []string{""}
+	}
+
+	// Dataset axes.
+	dsKeys := sortedKeys(s.dataset)
+	var dsAxes [][]any
+	for _, k := range dsKeys {
+		dsAxes = append(dsAxes, axisValues(s.dataset[k], false))
+	}
+	dsCombos := product(dsAxes)
+
+	// Method parameter axes, per method.
+	type mcombo struct {
+		m      methods.Method
+		params []map[string]any
+	}
+	var mcs []mcombo
+	for _, m := range ms {
+		layer := map[string]any{}
+		src := map[string]string{}
+		for k, v := range s.params {
+			if paramDoc(m, k) != nil {
+				layer[k], src[k] = v, key+".params."+k
+			}
+		}
+		for k, v := range s.perMethod[m.Name] {
+			if paramDoc(m, k) == nil {
+				f.errorf(es, key+".method."+m.Name+"."+k, "method %s has no parameter %q; valid parameters: %s", m.Name, k, strings.Join(paramUnion([]methods.Method{m}), ", "))
+				continue
+			}
+			layer[k], src[k] = v, key+".method."+m.Name+"."+k
+		}
+		for k, v := range s.extra {
+			if paramDoc(m, k) == nil {
+				f.errorf(es, key+"."+k, "method %s has no parameter %q, and %q is not a grid key; valid parameters: %s",
+					m.Name, k, k, strings.Join(paramUnion([]methods.Method{m}), ", "))
+				continue
+			}
+			layer[k], src[k] = v, key+"."+k
+		}
+		pkeys := sortedKeys(layer)
+		var axes [][]any
+		for _, k := range pkeys {
+			d := paramDoc(m, k)
+			vals := axisValues(layer[k], d.Kind == methods.Floats)
+			for _, v := range vals {
+				if _, err := m.Validate(map[string]any{k: v}); err != nil {
+					f.errorf(es, src[k], "%v", err)
+				}
+			}
+			axes = append(axes, vals)
+		}
+		for _, t := range tasks {
+			if t != "" && !m.Supports(methods.Task(t)) {
+				f.errorf(es, key+".task", "method %s does not support task %q", m.Name, t)
+			}
+		}
+		var combos []map[string]any
+		for _, c := range product(axes) {
+			p := make(map[string]any, len(pkeys))
+			for i, k := range pkeys {
+				p[k] = normalize(paramDoc(m, k).Kind, c[i])
+			}
+			for _, d := range m.Params {
+				if _, set := p[d.Name]; !set && d.Default != nil {
+					p[d.Name] = normalize(d.Kind, d.Default)
+				}
+			}
+			combos = append(combos, p)
+		}
+		mcs = append(mcs, mcombo{m, combos})
+	}
+	datasetNames := strs(s.raw["datasets"])
+	for _, dn := range datasetNames {
+		for _, c := range dsCombos {
+			dp := datasetParams(dsKeys, c)
+			x.checkDataset(key, dn, dp)
+		}
+	}
+	if len(*es) > n0 {
+		return
+	}
+
+	splits := ints(s.raw["splits"], 0)
+	seeds := ints(s.raw["seeds"], 0)
+	iters := ints(s.raw["iterations"], 0)
+	opts := strs(s.raw["optimizer"])
+	if opts == nil {
+		opts = []string{""}
+	}
+	lrs := floats(s.raw["learning_rate"])
+	bss := ints(s.raw["batch_size"], 0)
+	gts := floats(s.raw["grad_tol"])
+	for _, it := range iters {
+		if it < 0 {
+			f.errorf(es, key+".iterations", "must be ≥ 0 (0 evaluates at the initial values), got %d", it)
+			return
+		}
+	}
+	for _, sd := range seeds {
+		if sd < 0 {
+			f.errorf(es, key+".seeds", "must be ≥ 0, got %d", sd)
+			return
+		}
+	}
+	source := fmt.Sprintf("%s:%d", f.Path, f.lines.line(key))
+	for _, dn := range datasetNames {
+		for _, c := range dsCombos {
+			dp := datasetParams(dsKeys, c)
+			protocol, _ := dp["protocol"].(string)
+			scaling, _ := dp["scaling"].(string)
+			delete(dp, "protocol")
+			delete(dp, "scaling")
+			for _, split := range splits {
+				for _, seed := range seeds {
+					for _, mc := range mcs {
+						for _, p := range mc.params {
+							for _, task := range tasks {
+								for _, it := range iters {
+									for _, opt := range opts {
+										for _, lr := range lrs {
+											for _, bs := range bss {
+												for _, gt := range gts {
+													r := &RunSpec{
+														Experiment: f.Name, Grid: s.name, Profile: x.profileName(),
+														Method: mc.m.Name, Params: p,
+														Dataset: dn, DatasetParams: dp, Protocol: protocol, Scaling: scaling,
+														Split: split, Seed: uint64(seed), Task: task,
+														Iterations: it, Optimizer: opt, LearningRate: lr, BatchSize: bs, GradTol: gt,
+														Metrics: metricNames, TimeLimit: timeLimit, Source: source,
+													}
+													if keep != nil && !keep(r) {
+														continue
+													}
+													if err := r.seal(); err != nil {
+														f.errorf(es, key, "%v", err)
+														return
+													}
+													if prev, dup := x.seen[r.ID]; dup {
+														f.errorf(es, key, "duplicate run %s (%s): already produced by %s", r.ID, r.Label(), prev)
+														continue
+													}
+													x.seen[r.ID] = f.Path + " " + key
+													x.runs = append(x.runs, r)
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func (x *expander) profileName() string {
+	if x.profile.Name == "" {
+		return FullProfile
+	}
+	return x.profile.Name
+}
+
+func (x *expander) checkDataset(key, name string, params map[string]any) {
+	if x.opt.ValidateDataset == nil {
+		return
+	}
+	b, _ := json.Marshal(params)
+	ck := name + string(b)
+	if x.dsChecked[ck] {
+		return
+	}
+	x.dsChecked[ck] = true
+	p := maps.Clone(params)
+	delete(p, "protocol")
+	delete(p, "scaling")
+	if err := x.opt.ValidateDataset(name, p); err != nil {
+		x.f.errorf(x.es, key+".datasets", "dataset %q: %v", name, err)
+	}
+}
+
+// checkFilterKeys reports exclude keys that name nothing in the grid.
+func (x *expander) checkFilterKeys(s *settings, what string, tables []map[string]any) {
+	var ms []methods.Method
+	for _, n := range strs(s.raw["methods"]) {
+		if m, err := methods.Lookup(n); err == nil {
+			ms = append(ms, m)
+		}
+	}
+	valid := append([]string{"method", "dataset", "split", "seed", "protocol", "scaling", "params"}, fitKeys...)
+	valid = append(valid, paramUnion(ms)...)
+	valid = append(valid, sortedKeys(s.dataset)...)
+	for i, t := range tables {
+		for _, k := range sortedKeys(t) {
+			if !contains(valid, k) {
+				x.f.errorf(x.es, fmt.Sprintf("%s.%s[%d].%s", s.key, what, i, k), "matches nothing: not a grid key, method parameter or dataset parameter of this grid; valid keys: %s", strings.Join(valid, ", "))
+			}
+		}
+	}
+}
+
+// matches reports whether run r agrees with every key of an exclude table.
+func matches(r *RunSpec, e map[string]any) bool {
+	for k, v := range e {
+		var got any
+		switch k {
+		case "method":
+			got = r.Method
+		case "dataset":
+			if t, ok := v.(map[string]any); ok {
+				for dk, dv := range t {
+					if !valueIn(r.DatasetParams[dk], dv) {
+						return false
+					}
+				}
+				continue
+			}
+			got = r.Dataset
+		case "params":
+			for pk, pv := range tableOf(v) {
+				if !valueIn(r.Params[pk], pv) {
+					return false
+				}
+			}
+			continue
+		case "split":
+			got = r.Split
+		case "seed":
+			got = r.Seed
+		case "protocol":
+			got = r.Protocol
+		case "scaling":
+			got = r.Scaling
+		case "iterations":
+			got = r.Iterations
+		case "optimizer":
+			got = r.Optimizer
+		case "learning_rate":
+			got = r.LearningRate
+		case "batch_size":
+			got = r.BatchSize
+		case "grad_tol":
+			got = r.GradTol
+		case "task":
+			got = r.Task
+		default:
+			if pv, ok := r.Params[k]; ok {
+				got = pv
+			} else if dv, ok := r.DatasetParams[k]; ok {
+				got = dv
+			} else {
+				return false
+			}
+		}
+		if !valueIn(got, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueIn reports whether got equals want or, when want is a list of
+// scalars, any of its elements.
+func valueIn(got, want any) bool {
+	if equalValue(got, want) {
+		return true
+	}
+	if l, ok := want.([]any); ok {
+		for _, w := range l {
+			if equalValue(got, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func equalValue(a, b any) bool {
+	if fa, ok := number(a); ok {
+		fb, ok := number(b)
+		return ok && fa == fb
+	}
+	la, oka := listOf(a)
+	lb, okb := listOf(b)
+	if oka && okb {
+		if len(la) != len(lb) {
+			return false
+		}
+		for i := range la {
+			if !equalValue(la[i], lb[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+func listOf(v any) ([]any, bool) {
+	switch x := v.(type) {
+	case []any:
+		return x, true
+	case []float64:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// axisValues returns the values a key sweeps over. A list expands; for a
+// parameter whose value is itself a list (listValued), only a list of
+// lists expands and a flat list is one value.
+func axisValues(v any, listValued bool) []any {
+	l, ok := v.([]any)
+	if !ok {
+		return []any{v}
+	}
+	if !listValued {
+		if len(l) > 0 {
+			if _, nested := l[0].([]any); nested || allLists(l) {
+				return l
+			}
+		}
+		return l
+	}
+	if len(l) > 0 && allLists(l) {
+		return l
+	}
+	return []any{v}
+}
+
+func allLists(l []any) bool {
+	for _, e := range l {
+		if _, ok := e.([]any); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// product returns the Cartesian product of axes in row-major order.
+func product(axes [][]any) [][]any {
+	out := [][]any{{}}
+	for _, ax := range axes {
+		next := make([][]any, 0, len(out)*len(ax))
+		for _, prefix := range out {
+			for _, v := range ax {
+				c := make([]any, len(prefix)+1)
+				copy(c, prefix)
+				c[len(prefix)] = v
+				next = append(next, c)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+func datasetParams(keys []string, c []any) map[string]any {
+	p := make(map[string]any, len(keys))
+	for i, k := range keys {
+		p[k] = c[i]
+	}
+	return p
+}
+
+// normalize converts a validated TOML value to the Go type the method
+// parameter kind uses, so equal specs encode to identical JSON.
+func normalize(k methods.Kind, v any) any {
+	switch k {
+	case methods.Float:
+		f, _ := number(v)
+		return f
+	case methods.Int:
+		f, _ := number(v)
+		return int(math.Round(f))
+	case methods.Floats:
+		if l, ok := listOf(v); ok {
+			out := make([]float64, len(l))
+			for i, e := range l {
+				out[i], _ = number(e)
+			}
+			return out
+		}
+		f, _ := number(v)
+		return []float64{f}
+	}
+	return v
+}
+
+func paramUnion(ms []methods.Method) []string {
+	set := map[string]bool{}
+	for _, m := range ms {
+		for _, p := range m.Params {
+			set[p.Name] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+func tableOf(v any) map[string]any {
+	t, _ := v.(map[string]any)
+	if t == nil {
+		return map[string]any{}
+	}
+	return maps.Clone(t)
+}
+
+func strs(v any) []string {
+	var out []string
+	for _, e := range toList(v) {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func ints(v any, def int) []int {
+	if v == nil {
+		return []int{def}
+	}
+	var out []int
+	for _, e := range toList(v) {
+		if n, ok := e.(int64); ok {
+			out = append(out, int(n))
+		}
+	}
+	return out
+}
+
+func floats(v any) []float64 {
+	if v == nil {
+		return []float64{0}
+	}
+	var out []float64
+	for _, e := range toList(v) {
+		if n, ok := number(e); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}

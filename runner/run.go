@@ -1,0 +1,611 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"sgplab/gp"
+	"sgplab/gp/metrics"
+	"sgplab/methods"
+	"sgplab/results"
+)
+
+// Dataset is a prepared train/test split as the runner needs it.
+type Dataset struct {
+	Task  string // "regression" or "classification"
+	Train gp.Data
+	Test  gp.Data
+	// TestY are the test targets in original units (regression) or labels
+	// in {-1, +1} (classification); Test.Y may be standardised.
+	TestY []float64
+	// YShift and YScale map the model's standardised predictions back:
+	// y = YShift + YScale·y_std. YScale 0 means no scaling.
+	YShift, YScale float64
+	Provenance     any // JSON-marshalable record of files, checksums, protocol
+}
+
+// PrepareFunc loads the dataset of a run.
+type PrepareFunc func(ctx context.Context, spec *RunSpec) (*Dataset, error)
+
+// Env identifies where runs were computed; it is stored with every run.
+type Env struct {
+	Host, GitCommit, GoVersion, BLAS string
+}
+
+// DefaultEnv fills Env from the machine: host name, `git rev-parse HEAD`
+// (or "unknown"), the Go version and the given BLAS backend name.
+func DefaultEnv(blas string) Env {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	commit := "unknown"
+	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
+	}
+	return Env{Host: host, GitCommit: commit, GoVersion: runtime.Version(), BLAS: blas}
+}
+
+// Runner executes runs and records them in a results store.
+type Runner struct {
+	Store   *results.Store
+	Prepare PrepareFunc
+	Env     Env
+	// Jobs is the number of runs in flight. The default 1 is right on small
+	// machines: the methods already use every core through BLAS and their
+	// own chunked goroutines, so parallel runs mostly contend.
+	Jobs  int
+	Force bool // re-run runs the store already holds as done
+	// TimeLimit applies to runs whose spec sets none; 0 is no limit.
+	TimeLimit time.Duration
+	// Grace is how long a cancelled Fit may take to return before the run
+	// is recorded anyway and its goroutine abandoned (default 10s).
+	Grace time.Duration
+	// Out receives progress; Terminal selects the live one-line display
+	// instead of plain log lines.
+	Out      io.Writer
+	Terminal bool
+
+	cache datasetCache
+}
+
+// Summary counts what a Run call did.
+type Summary struct {
+	Total, Skipped, Done, Failed, Interrupted int
+	Elapsed                                   time.Duration
+}
+
+func (s Summary) String() string {
+	return fmt.Sprintf("%d runs: %d done, %d failed, %d interrupted, %d skipped (already done) in %s",
+		s.Total, s.Done, s.Failed, s.Interrupted, s.Skipped, s.Elapsed.Round(time.Millisecond))
+}
+
+// ErrInterrupted is returned by Run when ctx was cancelled mid-sweep.
+var ErrInterrupted = errors.New("sweep interrupted; finished runs are kept, run the same command again to resume")
+
+// Shard returns every n-th run starting at i (0 ≤ i < n), in expansion
+// order, so n processes given shards 0..n-1 cover the grid exactly once.
+func Shard(specs []*RunSpec, i, n int) ([]*RunSpec, error) {
+	if n < 1 || i < 0 || i >= n {
+		return nil, fmt.Errorf("invalid shard %d/%d: want 0 ≤ i < n", i, n)
+	}
+	var out []*RunSpec
+	for k, s := range specs {
+		if k%n == i {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// ParseShard parses "i/n".
+func ParseShard(s string) (i, n int, err error) {
+	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n || fmt.Sprintf("%d/%d", i, n) != s {
+		return 0, 0, fmt.Errorf("invalid --shard %q: want i/n with 0 ≤ i < n, e.g. 0/4", s)
+	}
+	return i, n, nil
+}
+
+// Pending returns the specs the store does not hold as done (all of them
+// with force).
+func Pending(store *results.Store, specs []*RunSpec, force bool) ([]*RunSpec, error) {
+	if force {
+		return specs, nil
+	}
+	ids := make([]string, len(specs))
+	for i, s := range specs {
+		ids[i] = s.ID
+	}
+	st, err := store.Statuses(ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []*RunSpec
+	for _, s := range specs {
+		if st[s.ID] != results.StatusDone {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Run executes the specs the store does not already hold as done. A failed
+// run is recorded with its error and the sweep continues. Cancelling ctx
+// stops the sweep: runs in flight are recorded as interrupted, and Run
+// returns ErrInterrupted. An error writing to the store stops the sweep.
+func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
+	start := time.Now()
+	sum := Summary{Total: len(specs)}
+	if r.Store == nil || r.Prepare == nil {
+		return sum, errors.New("runner: Store and Prepare are required")
+	}
+	todo, err := Pending(r.Store, specs, r.Force)
+	if err != nil {
+		return sum, err
+	}
+	sum.Skipped = len(specs) - len(todo)
+	jobs := max(r.Jobs, 1)
+	out := r.Out
+	if out == nil {
+		out = io.Discard
+	}
+	pr := newProgress(out, r.Terminal, len(todo), sum.Skipped)
+	defer pr.close()
+
+	feed := make(chan *RunSpec)
+	var mu sync.Mutex
+	var storeErr error
+	var wg sync.WaitGroup
+	stopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for spec := range feed {
+				status, err := r.one(ctx, spec, pr)
+				mu.Lock()
+				switch {
+				case err != nil:
+					if storeErr == nil {
+						storeErr = err
+					}
+					stop()
+				case status == results.StatusDone:
+					sum.Done++
+				case status == results.StatusFailed:
+					sum.Failed++
+				case status == results.StatusInterrupted:
+					sum.Interrupted++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feeding:
+	for _, s := range todo {
+		select {
+		case <-stopCtx.Done():
+			break feeding
+		case feed <- s:
+		}
+	}
+	close(feed)
+	wg.Wait()
+	sum.Elapsed = time.Since(start)
+	if storeErr != nil {
+		return sum, storeErr
+	}
+	if ctx.Err() != nil {
+		return sum, ErrInterrupted
+	}
+	return sum, nil
+}
+
+// outcome is what the guarded part of a run produced.
+type outcome struct {
+	fit       methods.FitResult
+	pred      methods.Prediction
+	data      *Dataset
+	trainSecs float64
+	predSecs  float64
+	err       error
+}
+
+// one executes and records a single run. The returned error is only for
+// failures to record it; the run's own failure is its status.
+func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (string, error) {
+	rec := results.Run{
+		ID: spec.ID, Grid: spec.Grid, Spec: string(spec.Canonical()), Method: spec.Method,
+		Dataset: spec.Dataset, Split: spec.Split, Seed: spec.Seed, Profile: spec.Profile,
+		Started: time.Now().UTC(), Host: r.Env.Host, GitCommit: r.Env.GitCommit,
+		GoVersion: r.Env.GoVersion, BLAS: r.Env.BLAS,
+	}
+	for _, p := range spec.FlatParams() {
+		rec.Params = append(rec.Params, results.Param{Name: p[0], Value: p[1]})
+	}
+	// A crash leaves the run as running, which a re-run treats as not done.
+	if err := r.Store.MarkRunning(rec); err != nil {
+		return "", err
+	}
+	pr.start(spec)
+
+	limit := spec.TimeLimit
+	if limit == 0 {
+		limit = r.TimeLimit
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	if limit > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, limit)
+	}
+	defer cancel()
+
+	var traceMu sync.Mutex
+	var trace []results.TracePoint
+	onProgress := func(p methods.Progress) {
+		traceMu.Lock()
+		trace = append(trace, results.TracePoint{Iteration: p.Iteration, Elapsed: p.Elapsed.Seconds(), Objective: p.Objective, Phase: p.Phase})
+		traceMu.Unlock()
+		pr.iteration(spec, p)
+	}
+	done := make(chan outcome, 1)
+	go func() { done <- r.guarded(runCtx, spec, onProgress) }()
+
+	var oc outcome
+	select {
+	case oc = <-done:
+	case <-runCtx.Done():
+		grace := r.Grace
+		if grace == 0 {
+			grace = 10 * time.Second
+		}
+		select {
+		case oc = <-done:
+		case <-time.After(grace):
+			oc.err = fmt.Errorf("method did not return within %s of cancellation; its goroutine was abandoned", grace)
+		}
+	}
+	rec.Finished = time.Now().UTC()
+	if oc.data != nil {
+		if b, err := json.Marshal(oc.data.Provenance); err == nil && oc.data.Provenance != nil {
+			rec.Provenance = string(b)
+		}
+	}
+	traceMu.Lock()
+	tr := append([]results.TracePoint(nil), trace...)
+	traceMu.Unlock()
+
+	var ms []results.Metric
+	switch {
+	case ctx.Err() != nil:
+		rec.Status = results.StatusInterrupted
+		rec.Error = "interrupted (sweep cancelled)"
+	case limit > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		rec.Status = results.StatusFailed
+		rec.Error = fmt.Sprintf("time limit %s exceeded", limit)
+	case oc.err != nil:
+		rec.Status = results.StatusFailed
+		rec.Error = oc.err.Error()
+	default:
+		var err error
+		ms, err = runMetrics(spec, oc)
+		if err != nil {
+			rec.Status = results.StatusFailed
+			rec.Error = "scoring predictions: " + err.Error()
+			ms = nil
+		} else {
+			rec.Status = results.StatusDone
+		}
+	}
+	if err := r.Store.SaveRun(rec, ms, tr); err != nil {
+		return "", err
+	}
+	pr.finish(spec, rec, ms)
+	return rec.Status, nil
+}
+
+// guarded prepares, fits and predicts, turning a panic into an error.
+func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(methods.Progress)) (oc outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			oc.err = fmt.Errorf("panic: %v\n%s", p, trimStack(debug.Stack()))
+		}
+	}()
+	data, err := r.cache.get(ctx, spec, r.Prepare)
+	if err != nil {
+		oc.err = fmt.Errorf("preparing dataset %s: %w", spec.Dataset, err)
+		return oc
+	}
+	oc.data = data
+	task := spec.Task
+	if task == "" {
+		task = data.Task
+	}
+	m, err := methods.Lookup(spec.Method)
+	if err != nil {
+		oc.err = err
+		return oc
+	}
+	if !m.Supports(methods.Task(task)) {
+		oc.err = fmt.Errorf("method %s does not support the %s task of dataset %s", spec.Method, task, spec.Dataset)
+		return oc
+	}
+	model, err := methods.Build(spec.Method, spec.Params)
+	if err != nil {
+		oc.err = err
+		return oc
+	}
+	opt := methods.FitOptions{
+		Iterations: spec.Iterations, Optimizer: spec.Optimizer, LearningRate: spec.LearningRate,
+		BatchSize: spec.BatchSize, GradTol: spec.GradTol, Seed: spec.Seed, Task: methods.Task(task),
+	}
+	t0 := time.Now()
+	oc.fit, err = model.Fit(ctx, data.Train, opt, onProgress)
+	oc.trainSecs = time.Since(t0).Seconds()
+	if err != nil {
+		oc.err = err
+		return oc
+	}
+	if ctx.Err() != nil {
+		oc.err = ctx.Err()
+		return oc
+	}
+	t1 := time.Now()
+	oc.pred, err = model.Predict(data.Test.X)
+	oc.predSecs = time.Since(t1).Seconds()
+	if err != nil {
+		oc.err = fmt.Errorf("predicting: %w", err)
+	}
+	return oc
+}
+
+// runMetrics scores a finished run; names follow results.MetricNames, and
+// method extras that are not stable names are stored as x_NAME.
+func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
+	vals := map[string]float64{}
+	y := oc.data.TestY
+	if y == nil {
+		y = oc.data.Test.Y
+	}
+	task := spec.Task
+	if task == "" {
+		task = oc.data.Task
+	}
+	var scored map[string]float64
+	var err error
+	if task == string(methods.Classification) {
+		scored, err = metrics.Classification(y, oc.pred.ProbPositive)
+	} else {
+		scored, err = metrics.Regression(y, oc.pred.Mean, oc.pred.VarY, metrics.Scale{Shift: oc.data.YShift, Scale: oc.data.YScale})
+	}
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range scored {
+		vals[k] = v
+	}
+	if task == string(methods.Classification) {
+		vals["error_rate"] = 1 - vals["accuracy"]
+	}
+	vals["elbo"] = oc.fit.Objective
+	vals["train_seconds"] = oc.trainSecs
+	vals["predict_seconds"] = oc.predSecs
+	vals["iterations"] = float64(oc.fit.Iterations)
+	if oc.trainSecs > 0 {
+		vals["iters_per_second"] = float64(oc.fit.Iterations) / oc.trainSecs
+	}
+	for k, v := range oc.fit.Extra {
+		name := k
+		if results.CheckMetricName(name) != nil {
+			name = results.ExtensionPrefix + sanitize(k)
+		}
+		vals[name] = v
+	}
+	names := sortedKeys(vals)
+	ms := make([]results.Metric, 0, len(names))
+	for _, n := range names {
+		if len(spec.Metrics) > 0 && !contains(spec.Metrics, n) {
+			continue
+		}
+		ms = append(ms, results.Metric{Name: n, Value: vals[n]})
+	}
+	return ms, nil
+}
+
+func sanitize(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func trimStack(s []byte) string {
+	lines := strings.Split(string(s), "\n")
+	if len(lines) > 24 {
+		lines = lines[:24]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// datasetCache keeps the last few prepared datasets: runs are expanded
+// dataset-outermost, so consecutive runs usually share one.
+type datasetCache struct {
+	mu      sync.Mutex
+	keys    []string
+	entries map[string]*Dataset
+}
+
+const datasetCacheSize = 2
+
+func (c *datasetCache) get(ctx context.Context, spec *RunSpec, prepare PrepareFunc) (*Dataset, error) {
+	b, _ := json.Marshal([]any{spec.Dataset, spec.DatasetParams, spec.Protocol, spec.Scaling, spec.Split, spec.Seed})
+	key := string(b)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d, ok := c.entries[key]; ok {
+		return d, nil
+	}
+	d, err := prepare(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, errors.New("dataset loader returned nothing")
+	}
+	if err := d.Train.Validate(); err != nil {
+		return nil, fmt.Errorf("training data: %w", err)
+	}
+	if err := d.Test.Validate(); err != nil {
+		return nil, fmt.Errorf("test data: %w", err)
+	}
+	if c.entries == nil {
+		c.entries = map[string]*Dataset{}
+	}
+	c.entries[key] = d
+	c.keys = append(c.keys, key)
+	if len(c.keys) > datasetCacheSize {
+		delete(c.entries, c.keys[0])
+		c.keys = c.keys[1:]
+	}
+	return d, nil
+}
+
+// progress shows runs done/total, an ETA and the current iteration.
+type progress struct {
+	mu        sync.Mutex
+	w         io.Writer
+	tty       bool
+	total     int
+	skipped   int
+	finished  int
+	began     time.Time
+	current   map[string]string // run id → status text
+	lastDraw  time.Time
+	drawn     bool
+	runStarts map[string]time.Time
+}
+
+func newProgress(w io.Writer, tty bool, total, skipped int) *progress {
+	p := &progress{w: w, tty: tty, total: total, skipped: skipped, began: time.Now(),
+		current: map[string]string{}, runStarts: map[string]time.Time{}}
+	if skipped > 0 {
+		fmt.Fprintf(w, "%d runs already done in the database (resume); %d to run\n", skipped, total)
+	}
+	return p
+}
+
+func (p *progress) prefix() string {
+	s := fmt.Sprintf("[%d/%d]", p.finished, p.total)
+	if p.finished > 0 && p.finished < p.total {
+		per := time.Since(p.began) / time.Duration(p.finished)
+		s += " ETA " + (per * time.Duration(p.total-p.finished)).Round(time.Second).String()
+	}
+	return s
+}
+
+func (p *progress) start(spec *RunSpec) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.runStarts[spec.ID] = time.Now()
+	p.current[spec.ID] = spec.Label()
+	if p.tty {
+		p.draw(true)
+		return
+	}
+	fmt.Fprintf(p.w, "%s start %s %s\n", p.prefix(), spec.ID, spec.Label())
+}
+
+func (p *progress) iteration(spec *RunSpec, it methods.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	phase := ""
+	if it.Phase != "" {
+		phase = it.Phase + " "
+	}
+	p.current[spec.ID] = fmt.Sprintf("%s %s %sit %d obj %.6g", spec.Method, spec.Dataset, phase, it.Iteration, it.Objective)
+	if p.tty {
+		p.draw(false)
+		return
+	}
+	// Plain logs: one line every 10 s per run at most.
+	if time.Since(p.lastDraw) > 10*time.Second {
+		p.lastDraw = time.Now()
+		fmt.Fprintf(p.w, "%s %s %s\n", p.prefix(), spec.ID, p.current[spec.ID])
+	}
+}
+
+func (p *progress) finish(spec *RunSpec, rec results.Run, ms []results.Metric) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finished++
+	delete(p.current, spec.ID)
+	took := time.Since(p.runStarts[spec.ID]).Round(time.Millisecond)
+	delete(p.runStarts, spec.ID)
+	var b strings.Builder
+	for _, m := range ms {
+		switch m.Name {
+		case "elbo", "rmse", "nlpd", "accuracy":
+			fmt.Fprintf(&b, " %s=%.5g", m.Name, m.Value)
+		}
+	}
+	msg := rec.Error
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if msg != "" {
+		msg = ": " + msg
+	}
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, "%s %s %s %s%s%s (%s)\n", p.prefix(), rec.Status, spec.ID, spec.Label(), b.String(), msg, took)
+	if p.tty {
+		p.draw(true)
+	}
+}
+
+// draw redraws the live status line at most ten times a second.
+func (p *progress) draw(force bool) {
+	if !force && time.Since(p.lastDraw) < 100*time.Millisecond {
+		return
+	}
+	p.lastDraw = time.Now()
+	ids := sortedKeys(p.current)
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, p.current[id])
+	}
+	line := p.prefix() + " " + strings.Join(parts, " | ")
+	if len(line) > 160 {
+		line = line[:157] + "..."
+	}
+	fmt.Fprint(p.w, "\r\033[K"+line)
+	p.drawn = true
+}
+
+func (p *progress) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// IsTerminal reports whether f is a character device (an interactive terminal).
+func IsTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
