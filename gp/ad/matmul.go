@@ -1,0 +1,105 @@
+package ad
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// gemm returns op(a)·op(b) as a new matrix; gonum's Mul passes transposes
+// to dgemm as flags, so no transpose is formed.
+func gemm(a, b mat.Matrix) *mat.Dense {
+	var c mat.Dense
+	c.Mul(a, b)
+	return &c
+}
+
+func mulShapes(op string, a, b *Node, ak, bk int) {
+	if ak != bk {
+		panic(fmt.Sprintf("ad.%s: inner dimensions of %s and %s do not match", op, shapeOf(a), shapeOf(b)))
+	}
+}
+
+// MatMul returns the matrix product a·b.
+func MatMul(a, b *Node) *Node {
+	_, ac := a.Dims()
+	br, _ := b.Dims()
+	mulShapes("MatMul", a, b, ac, br)
+	return Custom(gemm(a.val, b.val), func(g *mat.Dense) []*mat.Dense {
+		var ga, gb *mat.Dense
+		if a.needsGrad {
+			ga = gemm(g, b.val.T())
+		}
+		if b.needsGrad {
+			gb = gemm(a.val.T(), g)
+		}
+		return []*mat.Dense{ga, gb}
+	}, a, b)
+}
+
+// MatMulTA returns aᵀ·b. MatMulTA(a, a) uses the symmetric rank-k update.
+func MatMulTA(a, b *Node) *Node {
+	ar, _ := a.Dims()
+	br, _ := b.Dims()
+	mulShapes("MatMulTA", a, b, ar, br)
+	var v *mat.Dense
+	if a == b {
+		v = gram(a.val, blas.Trans)
+	} else {
+		v = gemm(a.val.T(), b.val)
+	}
+	return Custom(v, func(g *mat.Dense) []*mat.Dense {
+		var ga, gb *mat.Dense
+		if a.needsGrad {
+			ga = gemm(b.val, g.T())
+		}
+		if b.needsGrad {
+			gb = gemm(a.val, g)
+		}
+		return []*mat.Dense{ga, gb}
+	}, a, b)
+}
+
+// MatMulTB returns a·bᵀ. MatMulTB(a, a) uses the symmetric rank-k update.
+func MatMulTB(a, b *Node) *Node {
+	_, ac := a.Dims()
+	_, bc := b.Dims()
+	mulShapes("MatMulTB", a, b, ac, bc)
+	var v *mat.Dense
+	if a == b {
+		v = gram(a.val, blas.NoTrans)
+	} else {
+		v = gemm(a.val, b.val.T())
+	}
+	return Custom(v, func(g *mat.Dense) []*mat.Dense {
+		var ga, gb *mat.Dense
+		if a.needsGrad {
+			ga = gemm(g, b.val)
+		}
+		if b.needsGrad {
+			gb = gemm(g.T(), a.val)
+		}
+		return []*mat.Dense{ga, gb}
+	}, a, b)
+}
+
+// gram returns aᵀa (t = Trans) or aaᵀ (t = NoTrans) via dsyrk, which does
+// half the work of dgemm and gives an exactly symmetric result.
+func gram(a *mat.Dense, t blas.Transpose) *mat.Dense {
+	r, c := a.Dims()
+	n := r
+	if t == blas.Trans {
+		n = c
+	}
+	out := mat.NewDense(n, n, nil)
+	raw := out.RawMatrix()
+	blas64.Syrk(t, 1, a.RawMatrix(), 0, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: raw.Stride, Data: raw.Data})
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			raw.Data[i*raw.Stride+j] = raw.Data[j*raw.Stride+i]
+		}
+	}
+	return out
+}

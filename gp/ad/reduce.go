@@ -1,0 +1,116 @@
+package ad
+
+import (
+	"gonum.org/v1/gonum/mat"
+)
+
+// Sum returns Σ a_ij as a 1×1 node.
+func Sum(a *Node) *Node {
+	return Custom(scalar(sumOf(a.val)), func(g *mat.Dense) []*mat.Dense {
+		r, c := a.Dims()
+		return []*mat.Dense{filled(r, c, g.At(0, 0))}
+	}, a)
+}
+
+// RowSums returns the R×1 column of row sums of a.
+func RowSums(a *Node) *Node {
+	r, c := a.Dims()
+	v := mat.NewDense(r, 1, nil)
+	n, row := rowsOf(a.val)
+	for i := 0; i < n; i++ {
+		var s float64
+		for _, x := range row(i) {
+			s += x
+		}
+		v.Set(i, 0, s)
+	}
+	return Custom(v, func(g *mat.Dense) []*mat.Dense {
+		ga := mat.NewDense(r, c, nil)
+		d := ga.RawMatrix().Data
+		for i := 0; i < r; i++ {
+			gi := g.At(i, 0)
+			for j := range d[i*c : (i+1)*c] {
+				d[i*c+j] = gi
+			}
+		}
+		return []*mat.Dense{ga}
+	}, a)
+}
+
+// ColSums returns the 1×C row of column sums of a.
+func ColSums(a *Node) *Node {
+	r, c := a.Dims()
+	s := make([]float64, c)
+	n, row := rowsOf(a.val)
+	for i := 0; i < n; i++ {
+		for j, x := range row(i) {
+			s[j] += x
+		}
+	}
+	return Custom(mat.NewDense(1, c, s), func(g *mat.Dense) []*mat.Dense {
+		ga := mat.NewDense(r, c, nil)
+		d := ga.RawMatrix().Data
+		gr := mat.Row(nil, 0, g)
+		for i := 0; i < r; i++ {
+			copy(d[i*c:(i+1)*c], gr)
+		}
+		return []*mat.Dense{ga}
+	}, a)
+}
+
+// Dot returns Σ a_ij b_ij as a 1×1 node.
+func Dot(a, b *Node) *Node {
+	sameShape("Dot", a, b)
+	return Custom(scalar(dotOf(a.val, b.val)), func(g *mat.Dense) []*mat.Dense {
+		s := g.At(0, 0)
+		var ga, gb *mat.Dense
+		if a.needsGrad {
+			ga = unary(b.val, func(x float64) float64 { return s * x })
+		}
+		if b.needsGrad {
+			gb = unary(a.val, func(x float64) float64 { return s * x })
+		}
+		return []*mat.Dense{ga, gb}
+	}, a, b)
+}
+
+// Trace returns Σ a_ii of a square a as a 1×1 node.
+func Trace(a *Node) *Node {
+	n := mustSquare("Trace", a)
+	var s float64
+	for i := 0; i < n; i++ {
+		s += a.val.At(i, i)
+	}
+	return Custom(scalar(s), func(g *mat.Dense) []*mat.Dense {
+		ga := mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			ga.Set(i, i, g.At(0, 0))
+		}
+		return []*mat.Dense{ga}
+	}, a)
+}
+
+// Diag returns the diagonal of a square a as an R×1 column.
+func Diag(a *Node) *Node {
+	n := mustSquare("Diag", a)
+	v := mat.NewDense(n, 1, nil)
+	for i := 0; i < n; i++ {
+		v.Set(i, 0, a.val.At(i, i))
+	}
+	return Custom(v, func(g *mat.Dense) []*mat.Dense {
+		ga := mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			ga.Set(i, i, g.At(i, 0))
+		}
+		return []*mat.Dense{ga}
+	}, a)
+}
+
+// filled returns an r×c matrix with every entry v.
+func filled(r, c int, v float64) *mat.Dense {
+	d := make([]float64, r*c)
+	for i := range d {
+		d[i] = v
+	}
+	return mat.NewDense(r, c, d)
+}

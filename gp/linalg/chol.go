@@ -1,0 +1,115 @@
+package linalg
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// ErrNotPositiveDefinite is wrapped by every Cholesky failure, so callers can
+// tell a data-dependent failure (record the run as failed) from a bug.
+var ErrNotPositiveDefinite = errors.New("not positive definite")
+
+// Cholesky returns the lower-triangular L with L Lᵀ = ½(A + Aᵀ), as a dense
+// matrix with zeros above the diagonal. Symmetrising first makes the factor
+// (and its gradient in package ad) independent of round-off asymmetry in A.
+// A non-square A panics; a matrix that is not positive definite (or holds
+// NaN/Inf) returns an error wrapping ErrNotPositiveDefinite.
+func Cholesky(a mat.Matrix) (*mat.Dense, error) {
+	return choleskyShift(a, 0)
+}
+
+// choleskyShift factorises ½(A + Aᵀ) + shift·I.
+func choleskyShift(a mat.Matrix, shift float64) (*mat.Dense, error) {
+	n, c := a.Dims()
+	if n != c {
+		panic(fmt.Sprintf("linalg.Cholesky: matrix is %d×%d, want square", n, c))
+	}
+	l := mat.NewDense(n, n, nil)
+	raw := l.RawMatrix()
+	for i := 0; i < n; i++ {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+n]
+		for j := 0; j < i; j++ {
+			row[j] = 0.5 * (a.At(i, j) + a.At(j, i))
+		}
+		row[i] = a.At(i, i) + shift
+	}
+	for i := 0; i < n; i++ {
+		for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+i+1] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("linalg.Cholesky: matrix %d×%d holds NaN or Inf: %w", n, n, ErrNotPositiveDefinite)
+			}
+		}
+	}
+	_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: raw.Stride, Data: raw.Data})
+	if !ok {
+		return nil, fmt.Errorf("linalg.Cholesky: matrix %d×%d %w", n, n, ErrNotPositiveDefinite)
+	}
+	// Potrf leaves the strict upper triangle untouched; it already holds
+	// zeros because only the lower triangle was written.
+	return l, nil
+}
+
+// CholeskyJitter factorises A like Cholesky. If that fails it retries with
+// jitter 1e-8·mean(diag A) added to the diagonal, multiplying the jitter by
+// ten on each of at most maxTries retries. It returns the factor and the
+// jitter that was added (0 when none was needed). The error names the
+// matrix shape and the range of jitters tried.
+func CholeskyJitter(a mat.Matrix, maxTries int) (*mat.Dense, float64, error) {
+	n, c := a.Dims()
+	if n != c {
+		panic(fmt.Sprintf("linalg.CholeskyJitter: matrix is %d×%d, want square", n, c))
+	}
+	l, err := choleskyShift(a, 0)
+	if err == nil {
+		return l, 0, nil
+	}
+	if maxTries <= 0 {
+		return nil, 0, err
+	}
+	var mean float64
+	for i := 0; i < n; i++ {
+		mean += a.At(i, i)
+	}
+	mean /= float64(n)
+	if !(mean > 0) || math.IsInf(mean, 0) {
+		return nil, 0, fmt.Errorf("linalg.CholeskyJitter: matrix %d×%d has mean diagonal %g, so no jitter can help: %w",
+			n, n, mean, ErrNotPositiveDefinite)
+	}
+	jitter := 1e-8 * mean
+	tried := make([]string, 0, maxTries)
+	for try := 0; try < maxTries; try++ {
+		l, err = choleskyShift(a, jitter)
+		if err == nil {
+			return l, jitter, nil
+		}
+		tried = append(tried, fmt.Sprintf("%.3g", jitter))
+		jitter *= 10
+	}
+	span, rel := tried[0], "1e-8"
+	if len(tried) > 1 {
+		span = tried[0] + " … " + tried[len(tried)-1]
+		rel = fmt.Sprintf("1e-8 … 1e%d", maxTries-9)
+	}
+	return nil, 0, fmt.Errorf("linalg.CholeskyJitter: matrix %d×%d %w after jitter %s (relative %s of mean diagonal %.3g; tried %s)",
+		n, n, ErrNotPositiveDefinite, span, rel, mean, strings.Join(tried, ", "))
+}
+
+// LogDetChol returns log det(L Lᵀ) = 2 Σ log L_ii for a Cholesky factor L.
+func LogDetChol(l mat.Matrix) float64 {
+	n, c := l.Dims()
+	if n != c {
+		panic(fmt.Sprintf("linalg.LogDetChol: factor is %d×%d, want square", n, c))
+	}
+	var s float64
+	for i := 0; i < n; i++ {
+		s += math.Log(l.At(i, i))
+	}
+	return 2 * s
+}

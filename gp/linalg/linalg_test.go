@@ -1,0 +1,186 @@
+package linalg
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func randDense(rng *rand.Rand, r, c int) *mat.Dense {
+	m := mat.NewDense(r, c, nil)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			m.Set(i, j, rng.NormFloat64())
+		}
+	}
+	return m
+}
+
+func randSPD(rng *rand.Rand, n int) *mat.Dense {
+	x := randDense(rng, n, n+3)
+	a := mat.NewDense(n, n, nil)
+	a.Mul(x, x.T())
+	for i := 0; i < n; i++ {
+		a.Set(i, i, a.At(i, i)+1)
+	}
+	return a
+}
+
+func TestCholesky(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, n := range []int{1, 2, 17, 150} {
+		a := randSPD(rng, n)
+		// An asymmetric perturbation must be ignored up to symmetrisation.
+		skew := randDense(rng, n, n)
+		skew.Sub(skew, skew.T())
+		skew.Scale(1e-3, skew)
+		var in mat.Dense
+		in.Add(a, skew)
+		l, err := Cholesky(&in)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		var llt mat.Dense
+		llt.Mul(l, l.T())
+		if !mat.EqualApprox(&llt, a, 1e-12*float64(n)) {
+			t.Errorf("n=%d: L Lᵀ ≠ ½(A+Aᵀ)", n)
+		}
+		var chol mat.Cholesky
+		if !chol.Factorize(mat.NewSymDense(n, mat.DenseCopyOf(a).RawMatrix().Data)) {
+			t.Fatal("gonum Cholesky failed")
+		}
+		if got, want := LogDetChol(l), chol.LogDet(); math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
+			t.Errorf("n=%d: LogDetChol %v, gonum %v", n, got, want)
+		}
+	}
+}
+
+func TestCholeskyJitter(t *testing.T) {
+	tests := []struct {
+		name       string
+		a          *mat.Dense
+		tries      int
+		wantJitter float64 // relative to mean diagonal; <0 means error
+		wantErr    []string
+	}{
+		{"pd needs none", mat.NewDense(2, 2, []float64{2, 1, 1, 2}), 3, 0, nil},
+		{"singular", mat.NewDense(2, 2, []float64{1, 1, 1, 1}), 3, 1e-8, nil},
+		{"slightly indefinite", mat.NewDense(2, 2, []float64{1, 1 + 5e-8, 1 + 5e-8, 1}), 5, 1e-7, nil},
+		{"indefinite", mat.NewDense(2, 2, []float64{1, 2, 2, 1}), 4, -1, []string{"2×2", "jitter 1e-08 … 1e-05", ErrNotPositiveDefinite.Error()}},
+		{"no retries", mat.NewDense(2, 2, []float64{1, 1, 1, 1}), 0, -1, []string{"2×2"}},
+		{"negative diagonal", mat.NewDense(2, 2, []float64{-1, 0, 0, -1}), 4, -1, []string{"mean diagonal -1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, jitter, err := CholeskyJitter(tt.a, tt.tries)
+			if tt.wantJitter < 0 {
+				if err == nil || !errors.Is(err, ErrNotPositiveDefinite) {
+					t.Fatalf("err = %v, want not positive definite", err)
+				}
+				for _, s := range tt.wantErr {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not mention %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			mean := mat.Trace(tt.a) / 2
+			if math.Abs(jitter-tt.wantJitter*mean) > 1e-12*tt.wantJitter*mean {
+				t.Errorf("jitter = %v, want %v", jitter, tt.wantJitter*mean)
+			}
+			var llt mat.Dense
+			llt.Mul(l, l.T())
+			for i := 0; i < 2; i++ {
+				tt.a.Set(i, i, tt.a.At(i, i)+jitter)
+			}
+			if !mat.EqualApprox(&llt, tt.a, 1e-12) {
+				t.Error("L Lᵀ ≠ A + jitter·I")
+			}
+		})
+	}
+}
+
+// TestSolves checks the solves against gonum's general solver, on sizes on
+// both sides of the parallel threshold.
+func TestSolves(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, sz := range [][2]int{{1, 1}, {5, 3}, {200, 201}, {300, 7}} {
+		n, k := sz[0], sz[1]
+		l, err := Cholesky(randSPD(rng, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := randDense(rng, n, k)
+		var a mat.Dense
+		a.Mul(l, l.T())
+		tests := []struct {
+			name string
+			got  *mat.Dense
+			m    mat.Matrix // got = m⁻¹ b
+		}{
+			{"SolveLower", SolveLower(l, b), l},
+			{"SolveLowerT", SolveLowerT(l, b), l.T()},
+			{"CholSolve", CholSolve(l, b), &a},
+		}
+		for _, tt := range tests {
+			var want mat.Dense
+			if err := want.Solve(tt.m, b); err != nil {
+				t.Fatal(err)
+			}
+			if !mat.EqualApprox(tt.got, &want, 1e-9) {
+				t.Errorf("%s n=%d k=%d mismatch", tt.name, n, k)
+			}
+		}
+		var want mat.Dense
+		want.Mul(l.T(), b)
+		if !mat.EqualApprox(MulLowerT(l, b), &want, 1e-10) {
+			t.Errorf("MulLowerT n=%d k=%d mismatch", n, k)
+		}
+	}
+}
+
+func TestShapePanics(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"Cholesky", func() { Cholesky(mat.NewDense(2, 3, nil)) }},
+		{"CholeskyJitter", func() { CholeskyJitter(mat.NewDense(2, 3, nil), 2) }},
+		{"SolveLower", func() { SolveLower(mat.NewDense(2, 2, nil), mat.NewDense(3, 1, nil)) }},
+		{"SolveLowerT", func() { SolveLowerT(mat.NewDense(2, 2, nil), mat.NewDense(3, 1, nil)) }},
+		{"CholSolve", func() { CholSolve(mat.NewDense(2, 2, nil), mat.NewDense(3, 1, nil)) }},
+		{"MulLowerT", func() { MulLowerT(mat.NewDense(2, 2, nil), mat.NewDense(3, 1, nil)) }},
+		{"LogDetChol", func() { LogDetChol(mat.NewDense(2, 3, nil)) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.Contains(msg, "linalg."+tt.name) {
+					t.Errorf("panic %q does not name the function", msg)
+				}
+			}()
+			tt.f()
+		})
+	}
+}
+
+func ExampleCholeskyJitter() {
+	// A rank-one matrix is only positive semi-definite; jitter 1e-8·mean(diag)
+	// makes its eigenvalues 8 + 4e-8 and 4e-8, so log det = log(3.2e-7).
+	a := mat.NewDense(2, 2, []float64{4, 4, 4, 4})
+	l, jitter, err := CholeskyJitter(a, 5)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("jitter %.1e, log det %.2f\n", jitter, LogDetChol(l))
+	// Output: jitter 4.0e-08, log det -14.95
+}
