@@ -60,6 +60,7 @@ func TestStagedDatasetsLoad(t *testing.T) {
 		}
 		staged++
 		t.Run(in.Name, func(t *testing.T) {
+			t.Parallel()
 			p, err := Prepare(Request{Name: in.Name, DataDir: dir, Protocol: ProtoAllTrain, Scaling: ScaleNone})
 			if err != nil {
 				t.Fatal(err)

@@ -308,7 +308,9 @@ func load(dir string, e *entry, params map[string]any) (*table, error) {
 			return nil, fmt.Errorf("datasets: banana: %d labels for %d inputs", len(yv), len(xv)/xc)
 		}
 		t.x = mat.NewDense(len(yv), xc, xv)
-		t.y = pm1(yv)
+		if t.y, err = pm1(yp, yv); err != nil {
+			return nil, err
+		}
 		t.notes = append(t.notes, "labels 0/1 mapped to -1/+1")
 	case fmtSnelson:
 		xb, xp, err := read("train_inputs")
@@ -374,7 +376,9 @@ func load(dir string, e *entry, params map[string]any) (*table, error) {
 			return nil, err
 		}
 		t.x, t.y = columns(vals, cols, seq(1, 9), 0)
-		t.y = pm1(t.y)
+		if t.y, err = pm1(p, t.y); err != nil {
+			return nil, err
+		}
 		t.notes = append(t.notes, "8 low-level features; labels 0/1 mapped to -1/+1")
 	case fmtTemperature:
 		return loadTemperature(dir, e, t)
@@ -404,15 +408,16 @@ func load(dir string, e *entry, params map[string]any) (*table, error) {
 	return t, nil
 }
 
-func pm1(y []float64) []float64 {
+// pm1 maps 0/1 class labels to -1/+1 and rejects any other value.
+func pm1(path string, y []float64) ([]float64, error) {
 	out := make([]float64, len(y))
 	for i, v := range y {
-		out[i] = 2*v - 1
 		if v != 0 && v != 1 {
-			out[i] = math.NaN()
+			return nil, fmt.Errorf("datasets: %s: row %d: label %v, expected 0 or 1", path, i+1, v)
 		}
+		out[i] = 2*v - 1
 	}
-	return out
+	return out, nil
 }
 
 func dropConstant(vals []float64, cols int, feat []int) []int {

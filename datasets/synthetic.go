@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
+	"sgplab/gp/kernels"
+	"sgplab/gp/param"
 )
 
 // paramSpec documents one generator parameter.
@@ -26,6 +28,9 @@ type generator struct {
 	doc      string
 	defaults map[string]any
 	params   []paramSpec
+	// derive fills paper-specific derived values (negative width or
+	// input_std mean "derive from the other parameters").
+	derive func(c *config) error
 }
 
 var genParams = []paramSpec{
@@ -36,11 +41,12 @@ var genParams = []paramSpec{
 	{"lengthscale", "float", "lengthscale, every dimension"},
 	{"variance", "float", "signal variance (per component when structure = additive)"},
 	{"noise_variance", "float", "Gaussian noise variance on y"},
+	{"snr", "float", "if > 0: noise_variance = variance/snr (IFF's SNR v = sigma_f^2/sigma^2); exclusive with noise_variance"},
 	{"inputs", "string", "uniform | gaussian | mixture | uniform-gap"},
 	{"low", "float", "uniform lower bound"},
 	{"high", "float", "uniform upper bound"},
-	{"width", "float", "if > 0: uniform on [-width/2, width/2]"},
-	{"input_std", "float", "gaussian input std"},
+	{"width", "float", "if > 0: uniform on [-width/2, width/2]; < 0: the paper's derived width"},
+	{"input_std", "float", "gaussian input std; < 0: the paper's derived std"},
 	{"gap_low", "float", "uniform-gap: no training inputs in (gap_low, gap_high)"},
 	{"gap_high", "float", "uniform-gap upper end"},
 	{"structure", "string", "ard (one D-dim GP) | additive (sum of independent 1-D GPs)"},
@@ -51,7 +57,7 @@ var genParams = []paramSpec{
 func gen(doc string, kv ...any) *generator {
 	g := &generator{doc: doc, params: genParams, defaults: map[string]any{
 		"kernel": "se", "dim": 1, "n": 500, "n_test": 500, "lengthscale": 1.0, "variance": 1.0,
-		"noise_variance": 0.01, "inputs": "uniform", "low": 0.0, "high": 1.0, "width": 0.0, "input_std": 1.0,
+		"noise_variance": 0.01, "snr": 0.0, "inputs": "uniform", "low": 0.0, "high": 1.0, "width": 0.0, "input_std": 1.0,
 		"gap_low": 0.45, "gap_high": 0.55, "structure": "ard", "method": "auto", "rff_features": 10000,
 	}}
 	for i := 0; i < len(kv); i += 2 {
@@ -66,15 +72,45 @@ func registerGenerators() {
 			scaling: ScaleNone, gen: g, n: intDefault(g, "n"), d: intDefault(g, "dim")})
 	}
 	synth("gp-sample", nil, gen("GP draw with any stationary kernel (all parameters settable)"))
-	synth("vof-regression", []string{pVOF}, gen("VOF Exp. B: 80 inputs U[-3,3], Matern-5/2 l=0.2 v=1, noise sd 0.03",
+	// vof-spec §3.2 (Figure 2).
+	synth("vof-regression", []string{pVOF}, gen("VOF Exp. B (Fig. 2): 80 inputs U[-3,3], Matern-5/2 l=0.2 v=1, noise sd 0.03",
 		"kernel", "matern52", "n", 80, "n_test", 0, "lengthscale", 0.2, "noise_variance", 0.03*0.03, "low", -3.0, "high", 3.0))
-	synth("vof-inputs", []string{pVOF}, gen("VOF Exp. C: 1000 inputs (gaussian N(0,9) | uniform +-sqrt(108) | mixture), SE v=0.5 l=0.5, noise sd 0.01",
-		"n", 1000, "n_test", 0, "variance", 0.5, "lengthscale", 0.5, "noise_variance", 1e-4, "inputs", "gaussian",
+	// vof-spec §3.3 (Figure 3) with D9 (literal U[-√108, √108]) and D10.
+	synth("vof-inputs", []string{pVOF}, gen("VOF Exp. C (Fig. 3): 1000 inputs (gaussian N(0,9) | uniform +-sqrt(108), or low/high +-sqrt(27) for the std-3 reading | mixture 0.7 N(-1.868919,1) + 0.3 N(4.360810,0.5)), SE v=0.5 l=0.5, noise sd 0.01",
+		"n", 1000, "n_test", 0, "variance", 0.5, "lengthscale", 0.5, "noise_variance", 0.01*0.01, "inputs", "gaussian",
 		"input_std", 3.0, "low", -math.Sqrt(108), "high", math.Sqrt(108)))
-	synth("iff-synthetic", []string{pIFF}, gen("IFF Sec. 5.1: N=10000, SE or Matern-5/2, unit l and variance, SNR 0.774 (noise var 1/0.774), width 6 sqrt(N/2) in 1-D, 5 per dim in 2-D",
-		"n", 10000, "n_test", 0, "noise_variance", 1/0.774, "width", -1.0))
-	synth("iff-gap", []string{pIFF}, gen("IFF gap study: N=1000 inputs N(0,(W/6)^2), W = 6 sqrt(N/2)/l, SE or Matern-3/2, l=1, var 0.29398, noise var 0.23425",
-		"n", 1000, "n_test", 0, "variance", 0.29398, "noise_variance", 0.23425, "inputs", "gaussian", "input_std", -1.0))
+	// iff-spec §3.2 (Figures 3, 4) with §6 items 5, 9, 10.
+	g := gen("IFF Sec. 5.1 (Figs. 3-4): N=10000, SE or Matern-5/2, unit l and variance, SNR 0.774 (noise var 1/0.774), uniform width 6 sqrt(N/2) in 1-D, 5 per dim in 2-D",
+		"n", 10000, "n_test", 0, "noise_variance", 1/0.774, "width", -1.0)
+	g.derive = func(c *config) error {
+		if c.width >= 0 {
+			return nil
+		}
+		switch c.dim {
+		case 1:
+			c.width = 6 * math.Sqrt(float64(c.n)/2)
+		case 2:
+			c.width = 5
+		default:
+			return fmt.Errorf("the IFF width is defined for dim 1 and 2 only; set width for dim %d", c.dim)
+		}
+		return nil
+	}
+	synth("iff-synthetic", []string{pIFF}, g)
+	// iff-spec §3.1 (Figure 2 and the variants of Figs. 7-12) with §6 items 5-7.
+	g = gen("IFF gap study (Fig. 2, 7-12): N=1000 inputs N(0,(W/6)^2) (inputs=uniform: U[-W/2,W/2], Fig. 12), W = 6 sqrt(N/2)/l, SE or Matern-3/2, l=1, var 0.5422^2 = 0.29398, SNR 1.255 (noise var 0.23425)",
+		"n", 1000, "n_test", 0, "variance", 0.29398, "noise_variance", 0.23425, "inputs", "gaussian", "input_std", -1.0, "width", -1.0)
+	g.derive = func(c *config) error {
+		w := 6 * math.Sqrt(float64(c.n)/2) / c.ls
+		if c.width < 0 {
+			c.width = w
+		}
+		if c.inputStd < 0 {
+			c.inputStd = w / 6
+		}
+		return nil
+	}
+	synth("iff-gap", []string{pIFF}, g)
 	synth("odvff-gap", []string{pODVFF}, gen("ODVFF Fig. 1/2: U[0,1] with no training data in [0.45,0.55], Matern-3/2 l=0.1 v=1, noise var 0.15, 2000 train / 1000 test on [0,1]",
 		"kernel", "matern32", "n", 2000, "n_test", 1000, "lengthscale", 0.1, "noise_variance", 0.15, "inputs", "uniform-gap"))
 	synth("odvff-synthetic", []string{pODVFF}, gen("ODVFF Sec. 5.1: U[0,1]^D, Matern-3/2 l=0.1 v=1, noise var 0.2, N in {50000,100000}, 1000 test; additive generator by default (spec §6.4)",
@@ -118,23 +154,33 @@ func (g *generator) resolve(p map[string]any) (config, error) {
 	c.ls, c.variance, c.noise = fl("lengthscale"), fl("variance"), fl("noise_variance")
 	c.low, c.high, c.width, c.inputStd = fl("low"), fl("high"), fl("width"), fl("input_std")
 	c.gapLow, c.gapHigh = fl("gap_low"), fl("gap_high")
+	snr := fl("snr")
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
-	if c.width < 0 { // IFF Sec. 5.1 widths
-		c.width = 6 * math.Sqrt(float64(c.n)/2)
-		if c.dim == 2 {
-			c.width = 5
+	if snr != 0 {
+		_, explicit := p["noise_variance"]
+		switch {
+		case explicit:
+			return c, errors.New("set either snr or noise_variance, not both")
+		case !(snr > 0):
+			return c, fmt.Errorf("need snr > 0 (got %v)", snr)
 		}
+		c.noise = c.variance / snr
+	}
+	if g.derive != nil && c.ls > 0 && c.n > 0 && c.dim > 0 {
+		if err := g.derive(&c); err != nil {
+			return c, err
+		}
+	}
+	if c.width < 0 || c.inputStd < 0 {
+		return c, errors.New("need width >= 0 and input_std >= 0")
 	}
 	if c.width > 0 {
 		c.low, c.high = -c.width/2, c.width/2
 	}
-	if c.inputStd < 0 { // IFF gap study: W = 6 sqrt(N/2)/l, std W/6
-		c.inputStd = math.Sqrt(float64(c.n)/2) / c.ls
-	}
 	switch {
-	case kernelFunc(c.kernel) == nil:
+	case c.kernel != "se" && maternNu(c.kernel) == 0:
 		return c, fmt.Errorf("unknown kernel %q; valid: se, matern12, matern32, matern52", c.kernel)
 	case c.dim < 1 || c.n < 1 || c.nTest < 0:
 		return c, fmt.Errorf("need dim >= 1, n >= 1, n_test >= 0 (got %d, %d, %d)", c.dim, c.n, c.nTest)
@@ -231,22 +277,7 @@ func drawInput(c config, rng *rand.Rand, training bool) float64 {
 	return c.low + (c.high-c.low)*rng.Float64()
 }
 
-// kernelFunc returns k(r)/variance for the scaled distance r.
-func kernelFunc(name string) func(r float64) float64 {
-	switch name {
-	case "se":
-		return func(r float64) float64 { return math.Exp(-r * r / 2) }
-	case "matern12":
-		return func(r float64) float64 { return math.Exp(-r) }
-	case "matern32":
-		return func(r float64) float64 { s := math.Sqrt(3) * r; return (1 + s) * math.Exp(-s) }
-	case "matern52":
-		return func(r float64) float64 { s := math.Sqrt(5) * r; return (1 + s + s*s/3) * math.Exp(-s) }
-	}
-	return nil
-}
-
-// maternNu returns ν for Matérn kernels, 0 for SE.
+// maternNu returns ν for the Matérn kernels and 0 for SE.
 func maternNu(name string) float64 {
 	switch name {
 	case "matern12":
@@ -259,6 +290,20 @@ func maternNu(name string) float64 {
 	return 0
 }
 
+// groundTruth builds the generating kernel with gp/kernels, the project's
+// one kernel implementation, and its hyperparameters.
+func groundTruth(c config, dim int) (kernels.Kernel, *param.Set, error) {
+	k, err := kernels.New(c.kernel, dim, kernels.Options{Variance: c.variance, Lengthscales: []float64{c.ls}})
+	if err != nil {
+		return nil, nil, err
+	}
+	s := param.NewSet()
+	if err := k.Declare(s, ""); err != nil {
+		return nil, nil, err
+	}
+	return k, s, nil
+}
+
 // sampleF draws f at the rows of x.
 func sampleF(c config, x *mat.Dense, rng *rand.Rand) ([]float64, string, error) {
 	n, dim := x.Dims()
@@ -267,7 +312,9 @@ func sampleF(c config, x *mat.Dense, rng *rand.Rand) ([]float64, string, error) 
 		var method string
 		for j := 0; j < dim; j++ {
 			col := mat.NewDense(n, 1, mat.Col(nil, j, x))
-			fj, m, err := sampleF(config{kernel: c.kernel, structure: "ard", method: c.method, ls: c.ls, variance: c.variance, rffFeatures: c.rffFeatures}, col, rng)
+			cj := c
+			cj.structure = "ard"
+			fj, m, err := sampleF(cj, col, rng)
 			if err != nil {
 				return nil, "", err
 			}
@@ -281,10 +328,13 @@ func sampleF(c config, x *mat.Dense, rng *rand.Rand) ([]float64, string, error) 
 	method := c.method
 	if method == "auto" {
 		switch {
-		case n <= 3000:
+		case n <= autoCholeskyMax:
+			// Small sets: a joint Cholesky draw (VOF spec D18 asks for it).
 			method = "cholesky"
 		case dim == 1 && c.kernel != "se":
 			method = "statespace"
+		case n <= 3000:
+			method = "cholesky"
 		default:
 			method = "rff"
 		}
@@ -304,18 +354,21 @@ func sampleF(c config, x *mat.Dense, rng *rand.Rand) ([]float64, string, error) 
 	return sampleRFF(c, x, nf, rng), fmt.Sprintf("random Fourier features (%d)", nf), nil
 }
 
+// autoCholeskyMax is the largest set drawn by Cholesky under method auto
+// even when an O(N) exact method exists.
+const autoCholeskyMax = 1000
+
 func sampleCholesky(c config, x *mat.Dense, rng *rand.Rand) ([]float64, error) {
 	n, dim := x.Dims()
-	k := kernelFunc(c.kernel)
+	k, s, err := groundTruth(c, dim)
+	if err != nil {
+		return nil, err
+	}
+	km := kernels.Matrix(k, s, "", x, x)
 	K := mat.NewSymDense(n, nil)
 	for i := 0; i < n; i++ {
 		for j := 0; j <= i; j++ {
-			var r2 float64
-			for d := 0; d < dim; d++ {
-				t := (x.At(i, d) - x.At(j, d)) / c.ls
-				r2 += t * t
-			}
-			K.SetSym(i, j, c.variance*k(math.Sqrt(r2)))
+			K.SetSym(i, j, (km.At(i, j)+km.At(j, i))/2)
 		}
 	}
 	var ch mat.Cholesky
@@ -343,95 +396,220 @@ func sampleCholesky(c config, x *mat.Dense, rng *rand.Rand) ([]float64, error) {
 	return f.RawVector().Data, nil
 }
 
-// sampleStateSpace draws a 1-D Matérn GP exactly in O(N) from its SDE
-// representation (Hartikainen & Särkkä 2010) on the sorted inputs.
-func sampleStateSpace(c config, x []float64, rng *rand.Rand) ([]float64, error) {
-	v := c.variance
-	var F, P *mat.Dense
-	switch maternNu(c.kernel) {
-	case 0.5:
-		l := 1 / c.ls
-		F, P = mat.NewDense(1, 1, []float64{-l}), mat.NewDense(1, 1, []float64{v})
-	case 1.5:
-		l := math.Sqrt(3) / c.ls
-		F = mat.NewDense(2, 2, []float64{0, 1, -l * l, -2 * l})
-		P = mat.NewDense(2, 2, []float64{v, 0, 0, l * l * v})
-	case 2.5:
-		l := math.Sqrt(5) / c.ls
-		kap := v * l * l / 3
-		F = mat.NewDense(3, 3, []float64{0, 1, 0, 0, 0, 1, -l * l * l, -3 * l * l, -3 * l})
-		P = mat.NewDense(3, 3, []float64{v, 0, -kap, 0, kap, 0, -kap, 0, v * l * l * l * l})
-	default:
-		return nil, fmt.Errorf("state-space draw needs a Matern kernel, not %q", c.kernel)
+// sde is the state-space form of a 1-D Matérn-(m−½) GP (Hartikainen &
+// Särkkä 2010): state (f, f', …) of size m, drift F the companion matrix of
+// (s+λ)^m with λ = √(2ν)/ℓ, stationary covariance pinf.
+type sde struct {
+	m      int
+	lambda float64
+	pinf   [3][3]float64
+}
+
+func newSDE(kernel string, variance, ls float64) (sde, error) {
+	nu := maternNu(kernel)
+	if nu == 0 {
+		return sde{}, fmt.Errorf("state-space draw needs a Matern kernel, not %q", kernel)
 	}
-	m, _ := F.Dims()
-	order := seq(0, len(x))
-	sort.Slice(order, func(a, b int) bool { return x[order[a]] < x[order[b]] })
-	state := mat.NewVecDense(m, nil)
-	noise := func(cov mat.Matrix, out *mat.VecDense) {
-		sym := mat.NewSymDense(m, nil)
-		for i := 0; i < m; i++ {
-			for j := 0; j <= i; j++ {
-				sym.SetSym(i, j, (cov.At(i, j)+cov.At(j, i))/2)
+	l := math.Sqrt(2*nu) / ls
+	s := sde{m: int(nu + 0.5), lambda: l}
+	switch s.m {
+	case 1:
+		s.pinf[0][0] = variance
+	case 2:
+		s.pinf[0][0], s.pinf[1][1] = variance, l*l*variance
+	case 3:
+		kap := variance * l * l / 3
+		s.pinf[0][0], s.pinf[1][1], s.pinf[2][2] = variance, kap, variance*l*l*l*l
+		s.pinf[0][2], s.pinf[2][0] = -kap, -kap
+	}
+	return s, nil
+}
+
+// drift returns F.
+func (s sde) drift() [3][3]float64 {
+	var f [3][3]float64
+	l := s.lambda
+	coef := [][]float64{nil, {l}, {l * l, 2 * l}, {l * l * l, 3 * l * l, 3 * l}}[s.m]
+	for i := 0; i+1 < s.m; i++ {
+		f[i][i+1] = 1
+	}
+	for j := 0; j < s.m; j++ {
+		f[s.m-1][j] = -coef[j]
+	}
+	return f
+}
+
+// transition returns A = exp(F dt) in closed form: F + λI is nilpotent of
+// order m (Cayley–Hamilton on (s+λ)^m), so exp(F dt) = e^{−λdt} Σ_{k<m}
+// (dt(F+λI))^k/k!.
+func (s sde) transition(dt float64) [3][3]float64 {
+	n := s.drift()
+	for i := 0; i < s.m; i++ {
+		n[i][i] += s.lambda
+	}
+	var a, term [3][3]float64
+	for i := 0; i < s.m; i++ {
+		a[i][i], term[i][i] = 1, 1
+	}
+	for k := 1; k < s.m; k++ {
+		var next [3][3]float64
+		for i := 0; i < s.m; i++ {
+			for j := 0; j < s.m; j++ {
+				for l := 0; l < s.m; l++ {
+					next[i][j] += term[i][l] * n[l][j]
+				}
+				next[i][j] *= dt / float64(k)
 			}
 		}
-		var es mat.EigenSym
-		es.Factorize(sym, true)
-		vals := es.Values(nil)
-		var vecs mat.Dense
-		es.VectorsTo(&vecs)
-		z := mat.NewVecDense(m, nil)
-		for i, ev := range vals {
-			z.SetVec(i, math.Sqrt(math.Max(ev, 0))*rng.NormFloat64())
+		term = next
+		for i := 0; i < s.m; i++ {
+			for j := 0; j < s.m; j++ {
+				a[i][j] += term[i][j]
+			}
 		}
-		out.MulVec(&vecs, z)
 	}
-	noise(P, state)
+	e := math.Exp(-s.lambda * dt)
+	for i := 0; i < s.m; i++ {
+		for j := 0; j < s.m; j++ {
+			a[i][j] *= e
+		}
+	}
+	return a
+}
+
+// processNoise returns Q = P∞ − A P∞ Aᵀ, the covariance of the state
+// innovation over a step with transition A (exact for a stationary SDE).
+func (s sde) processNoise(a [3][3]float64) [3][3]float64 {
+	var ap, q [3][3]float64
+	for i := 0; i < s.m; i++ {
+		for j := 0; j < s.m; j++ {
+			for l := 0; l < s.m; l++ {
+				ap[i][j] += a[i][l] * s.pinf[l][j]
+			}
+		}
+	}
+	for i := 0; i < s.m; i++ {
+		for j := 0; j <= i; j++ {
+			var v float64
+			for l := 0; l < s.m; l++ {
+				v += ap[i][l] * a[j][l]
+			}
+			q[i][j] = s.pinf[i][j] - v
+			q[j][i] = q[i][j]
+		}
+	}
+	return q
+}
+
+// cholPSD factors a positive semi-definite m×m matrix. Pivots below a
+// relative tolerance of the stationary variances (cancellation noise in
+// P∞ − AP∞Aᵀ for short steps) are treated as exact zeros.
+func (s sde) cholPSD(q [3][3]float64) [3][3]float64 {
+	var l [3][3]float64
+	for j := 0; j < s.m; j++ {
+		d := q[j][j]
+		for k := 0; k < j; k++ {
+			d -= l[j][k] * l[j][k]
+		}
+		if d <= 1e-13*s.pinf[j][j] {
+			continue // column j stays zero
+		}
+		l[j][j] = math.Sqrt(d)
+		for i := j + 1; i < s.m; i++ {
+			v := q[i][j]
+			for k := 0; k < j; k++ {
+				v -= l[i][k] * l[j][k]
+			}
+			l[i][j] = v / l[j][j]
+		}
+	}
+	return l
+}
+
+// sampleStateSpace draws a 1-D Matérn GP exactly in O(N) from its SDE on the
+// sorted inputs. The step matrices are reused while the spacing repeats
+// (grids).
+func sampleStateSpace(c config, x []float64, rng *rand.Rand) ([]float64, error) {
+	s, err := newSDE(c.kernel, c.variance, c.ls)
+	if err != nil {
+		return nil, err
+	}
+	m := s.m
+	order := seq(0, len(x))
+	sort.Slice(order, func(a, b int) bool { return x[order[a]] < x[order[b]] })
+	var state, next, z [3]float64
+	addNoise := func(l [3][3]float64, out *[3]float64) {
+		for i := 0; i < m; i++ {
+			z[i] = rng.NormFloat64()
+		}
+		for i := 0; i < m; i++ {
+			for k := 0; k <= i; k++ {
+				out[i] += l[i][k] * z[k]
+			}
+		}
+	}
+	addNoise(s.cholPSD(s.pinf), &state)
 	f := make([]float64, len(x))
-	prev := x[order[0]]
-	var A, AP, Q mat.Dense
-	w := mat.NewVecDense(m, nil)
+	prev, lastDt := x[order[0]], math.NaN()
+	var a, lq [3][3]float64
 	for k, i := range order {
 		if dt := x[i] - prev; k > 0 && dt > 0 {
-			var Fdt mat.Dense
-			Fdt.Scale(dt, F)
-			A.Exp(&Fdt)
-			AP.Mul(&A, P)
-			Q.Mul(&AP, A.T())
-			Q.Sub(P, &Q)
-			next := mat.NewVecDense(m, nil)
-			next.MulVec(&A, state)
-			noise(&Q, w)
-			next.AddVec(next, w)
+			if dt != lastDt {
+				a = s.transition(dt)
+				lq = s.cholPSD(s.processNoise(a))
+				lastDt = dt
+			}
+			next = [3]float64{}
+			for r := 0; r < m; r++ {
+				for q := 0; q < m; q++ {
+					next[r] += a[r][q] * state[q]
+				}
+			}
+			addNoise(lq, &next)
 			state = next
 			prev = x[i]
 		}
-		f[i] = state.AtVec(0)
+		f[i] = state[0]
 	}
 	return f, nil
 }
 
-// sampleRFF draws from the random-feature approximation
-// f(x) = sqrt(2v/F) Σ cos(ωᵀx/l + b), ω from the kernel's spectral density
-// (Gaussian for SE; multivariate Student-t with 2ν d.o.f. for Matérn-ν).
-func sampleRFF(c config, x *mat.Dense, nf int, rng *rand.Rand) []float64 {
-	n, dim := x.Dims()
-	nu := maternNu(c.kernel)
-	omega := make([]float64, nf*dim)
-	b := make([]float64, nf)
+// rffFrequencies draws nf frequencies (cycles per unit, row-major nf×dim)
+// from the normalised spectral density S(ξ)/σ² of the kernels package:
+// Gaussian with sd 1/(2πℓ) for SE, and for Matérn-ν the multivariate
+// Student-t with 2ν degrees of freedom and scale 1/(2πℓ), a Gaussian scale
+// mixture with precision χ²_{2ν}/(2ν).
+func rffFrequencies(kernel string, dim, nf int, ls float64, rng *rand.Rand) []float64 {
+	nu := maternNu(kernel)
+	xi := make([]float64, nf*dim)
 	for k := 0; k < nf; k++ {
-		scale := 1.0
+		scale := 1 / (2 * math.Pi * ls)
 		if nu > 0 {
 			var g float64
-			for i := 0; i < int(2*nu); i++ {
+			for i := 0; i < int(2*nu+0.5); i++ {
 				z := rng.NormFloat64()
 				g += z * z
 			}
-			scale = math.Sqrt(2 * nu / g)
+			scale *= math.Sqrt(2 * nu / g)
 		}
 		for d := 0; d < dim; d++ {
-			omega[k*dim+d] = scale * rng.NormFloat64() / c.ls
+			xi[k*dim+d] = scale * rng.NormFloat64()
 		}
+	}
+	return xi
+}
+
+// sampleRFF draws from the random-feature approximation
+// f(x) = √(2σ²/F) Σ_k cos(2π ξ_kᵀx + b_k), ξ_k ~ S/σ², b_k ~ U[0, 2π),
+// whose covariance is exactly k in expectation over the features (Bochner).
+func sampleRFF(c config, x *mat.Dense, nf int, rng *rand.Rand) []float64 {
+	n, dim := x.Dims()
+	xi := rffFrequencies(c.kernel, dim, nf, c.ls, rng)
+	for i := range xi {
+		xi[i] *= 2 * math.Pi
+	}
+	b := make([]float64, nf)
+	for k := range b {
 		b[k] = 2 * math.Pi * rng.Float64()
 	}
 	amp := math.Sqrt(2 * c.variance / float64(nf))
@@ -448,7 +626,7 @@ func sampleRFF(c config, x *mat.Dense, nf int, rng *rand.Rand) []float64 {
 				for k := 0; k < nf; k++ {
 					a := b[k]
 					for d, xd := range row {
-						a += omega[k*dim+d] * xd
+						a += xi[k*dim+d] * xd
 					}
 					s += math.Cos(a)
 				}

@@ -5,9 +5,25 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
+
+	"sgplab/gp/ad"
+	"sgplab/gp/kernels"
 )
+
+// kernelMatrix is the reference covariance: gp/kernels with the config's
+// hyperparameters.
+func kernelMatrix(t *testing.T, c config, x, z *mat.Dense) *mat.Dense {
+	t.Helper()
+	_, dim := x.Dims()
+	k, s, err := groundTruth(c, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kernels.Matrix(k, s, "", x, z)
+}
 
 // TestGPDrawCovariance checks every sampling method against the kernel:
 // the empirical covariance of many draws at fixed inputs matches k(x, x').
@@ -31,85 +47,126 @@ func TestGPDrawCovariance(t *testing.T) {
 		}
 		var cov mat.SymDense
 		stat.CovarianceMatrix(&cov, draws, nil)
-		k := kernelFunc(tc.kernel)
+		want := kernelMatrix(t, c, x, x)
 		for i := 0; i < 3; i++ {
 			for j := 0; j <= i; j++ {
-				want := 1.5 * k(math.Abs(x.At(i, 0)-x.At(j, 0))/0.2)
-				if math.Abs(cov.At(i, j)-want) > 0.12 {
-					t.Errorf("%s/%s: cov[%d][%d] = %.3f, want %.3f", tc.kernel, tc.method, i, j, cov.At(i, j), want)
+				if math.Abs(cov.At(i, j)-want.At(i, j)) > 0.12 {
+					t.Errorf("%s/%s: cov[%d][%d] = %.3f, want %.3f", tc.kernel, tc.method, i, j, cov.At(i, j), want.At(i, j))
 				}
 			}
 		}
 	}
 }
 
-func TestGenerators(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		params map[string]any
-		check  func(t *testing.T, p *Prepared)
-	}{
-		{"odvff-gap", nil, func(t *testing.T, p *Prepared) {
-			if p.Train.N() != 2000 || p.Test.N() != 1000 {
-				t.Fatalf("sizes %d/%d", p.Train.N(), p.Test.N())
-			}
-			inGap := 0
-			for i := 0; i < p.Test.N(); i++ {
-				if v := p.Test.X.At(i, 0); v > 0.45 && v < 0.55 {
-					inGap++
-				}
-			}
-			for i := 0; i < p.Train.N(); i++ {
-				if v := p.Train.X.At(i, 0); v > 0.45 && v < 0.55 || v < 0 || v > 1 {
-					t.Fatalf("training input %v in the gap or outside [0,1]", v)
-				}
-			}
-			if inGap < 50 {
-				t.Errorf("only %d test points in the gap", inGap)
-			}
-			// var(y) = 1 + 0.15 in expectation; one realisation is noisy.
-			if v := stat.Variance(p.Train.Y, nil); v < 0.5 || v > 2 {
-				t.Errorf("var(y) = %v", v)
-			}
-		}},
-		{"vof-inputs", map[string]any{"inputs": "mixture"}, func(t *testing.T, p *Prepared) {
-			m, s := stat.MeanStdDev(mat.Col(nil, 0, p.Train.X), nil)
-			if math.Abs(m) > 0.3 || math.Abs(s-3) > 0.2 {
-				t.Errorf("mixture inputs: mean %v sd %v, want 0, 3", m, s)
-			}
-		}},
-		{"vof-inputs", map[string]any{"inputs": "uniform"}, func(t *testing.T, p *Prepared) {
-			_, s := stat.MeanStdDev(mat.Col(nil, 0, p.Train.X), nil)
-			if math.Abs(s-6) > 0.3 {
-				t.Errorf("uniform inputs sd %v, want 6", s)
-			}
-		}},
-		{"iff-synthetic", map[string]any{"n": 2000}, func(t *testing.T, p *Prepared) {
-			w := 6 * math.Sqrt(1000.0)
-			for i := 0; i < p.Train.N(); i++ {
-				if math.Abs(p.Train.X.At(i, 0)) > w/2 {
-					t.Fatal("input outside the IFF width")
-				}
-			}
-			// var(y) = 1 + 1/0.774.
-			if v := stat.Variance(p.Train.Y, nil); math.Abs(v-(1+1/0.774)) > 0.5 {
-				t.Errorf("var(y) = %v, want about %v", v, 1+1/0.774)
-			}
-		}},
-		{"odvff-synthetic", map[string]any{"dim": 5, "n": 5000}, func(t *testing.T, p *Prepared) {
-			// Additive generator: var(y) = 5*1 + 0.2.
-			if v := stat.Variance(p.Train.Y, nil); math.Abs(v-5.2) > 1.5 {
-				t.Errorf("var(y) = %v, want about 5.2", v)
-			}
-			if p.Test.N() != 1000 || p.Train.D() != 5 {
-				t.Errorf("shape")
-			}
-		}},
-	} {
-		p, err := Prepare(Request{Name: tc.name, Params: tc.params, Seed: 11})
+// TestStateSpaceTransition checks the closed-form transition against a
+// numerical matrix exponential, and that the SDE reproduces the kernel:
+// Cov(f(t+Δ), f(t)) = (A P∞)₀₀ = k(Δ) and Q = P∞ − AP∞Aᵀ is PSD.
+func TestStateSpaceTransition(t *testing.T) {
+	for _, kernel := range []string{"matern12", "matern32", "matern52"} {
+		c := config{kernel: kernel, ls: 0.3, variance: 1.7}
+		s, err := newSDE(kernel, c.variance, c.ls)
 		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
+			t.Fatal(err)
 		}
-		tc.check(t, p)
+		m := s.m
+		f := s.drift()
+		for _, dt := range []float64{1e-6, 0.01, 0.3, 2, 10} {
+			fdt := mat.NewDense(m, m, nil)
+			for i := 0; i < m; i++ {
+				for j := 0; j < m; j++ {
+					fdt.Set(i, j, f[i][j]*dt)
+				}
+			}
+			var ref mat.Dense
+			ref.Exp(fdt)
+			a := s.transition(dt)
+			for i := 0; i < m; i++ {
+				for j := 0; j < m; j++ {
+					scale := 1 + math.Abs(ref.At(i, j))
+					if math.Abs(a[i][j]-ref.At(i, j)) > 1e-10*scale {
+						t.Errorf("%s dt=%g: A[%d][%d] = %v, expm gives %v", kernel, dt, i, j, a[i][j], ref.At(i, j))
+					}
+				}
+			}
+			var cov float64
+			for l := 0; l < m; l++ {
+				cov += a[0][l] * s.pinf[l][0]
+			}
+			k := kernelMatrix(t, c, mat.NewDense(1, 1, []float64{dt}), mat.NewDense(1, 1, []float64{0})).At(0, 0)
+			if math.Abs(cov-k) > 1e-12 {
+				t.Errorf("%s dt=%g: (A P∞)₀₀ = %v, kernel %v", kernel, dt, cov, k)
+			}
+			q := s.processNoise(a)
+			l := s.cholPSD(q)
+			for i := 0; i < m; i++ {
+				for j := 0; j <= i; j++ {
+					var v float64
+					for k := 0; k < m; k++ {
+						v += l[i][k] * l[j][k]
+					}
+					// Pivots below 1e-13·P∞ are dropped, so entries may
+					// be off by √(1e-13·P∞ᵢᵢP∞ⱼⱼ) for very short steps.
+					tol := 1e-10
+					if dt < 1e-3 {
+						tol = 1e-6
+					}
+					if math.Abs(v-q[i][j]) > tol*math.Sqrt(s.pinf[i][i]*s.pinf[j][j]) {
+						t.Errorf("%s dt=%g: LLᵀ[%d][%d] = %v, Q = %v", kernel, dt, i, j, v, q[i][j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRFFFrequencies checks the random-feature frequencies against the
+// kernels package: their characteristic function E cos(2πξᵀτ) is k(τ)/σ²
+// (Bochner), and the histogram of ξ₁ matches Density1D/σ².
+func TestRFFFrequencies(t *testing.T) {
+	const nf = 200000
+	for _, kernel := range []string{"se", "matern12", "matern32", "matern52"} {
+		for _, dim := range []int{1, 2} {
+			c := config{kernel: kernel, ls: 0.7, variance: 2}
+			rng := rand.New(rand.NewPCG(3, uint64(dim)))
+			xi := rffFrequencies(kernel, dim, nf, c.ls, rng)
+			for _, tau := range [][]float64{{0.1, -0.2}, {0.5, 0.3}, {1.5, 0}} {
+				tau = tau[:dim]
+				var m float64
+				for k := 0; k < nf; k++ {
+					var a float64
+					for d := 0; d < dim; d++ {
+						a += xi[k*dim+d] * tau[d]
+					}
+					m += math.Cos(2 * math.Pi * a)
+				}
+				m /= nf
+				want := kernelMatrix(t, c, mat.NewDense(1, dim, tau), mat.NewDense(1, dim, nil)).At(0, 0) / c.variance
+				if math.Abs(m-want) > 5/math.Sqrt(2*nf) {
+					t.Errorf("%s D=%d τ=%v: E cos = %.4f, k(τ)/σ² = %.4f", kernel, dim, tau, m, want)
+				}
+			}
+			k, s, err := groundTruth(c, dim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb := k.Bind(s.Bind(ad.NewTape()), "").(kernels.SpectralBound)
+			density := func(x float64) float64 {
+				return sb.Density1D(mat.NewDense(1, 1, []float64{x}), 0).Value().At(0, 0) / c.variance
+			}
+			edges := []float64{-0.6, -0.3, -0.15, -0.05, 0, 0.1, 0.2, 0.4, 0.8}
+			for b := 0; b+1 < len(edges); b++ {
+				var cnt int
+				for k := 0; k < nf; k++ {
+					if v := xi[k*dim]; v >= edges[b] && v < edges[b+1] {
+						cnt++
+					}
+				}
+				p := quad.Fixed(density, edges[b], edges[b+1], 20, nil, 0)
+				got := float64(cnt) / nf
+				if math.Abs(got-p) > 5*math.Sqrt(p*(1-p)/nf) {
+					t.Errorf("%s D=%d: P(ξ₁ ∈ [%g,%g)) = %.4f, density gives %.4f", kernel, dim, edges[b], edges[b+1], got, p)
+				}
+			}
+		}
 	}
 }
