@@ -1,0 +1,136 @@
+package inference
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/kernels"
+	"sgplab/gp/likelihoods"
+	"sgplab/gp/param"
+)
+
+// benchModel declares an SE-ARD kernel, noise and inducing points on D = 8
+// inputs.
+func benchModel(b *testing.B, n, m int) (*param.Set, kernels.Kernel, *features.InducingPoints, *mat.Dense, []float64) {
+	const d = 8
+	rng := rand.New(rand.NewPCG(1, uint64(n+m)))
+	x := randMat(rng, n, d, 1)
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = rng.NormFloat64()
+	}
+	k, err := kernels.New("se", d, kernels.Options{ARD: true, Lengthscales: []float64{2}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := param.NewSet()
+	must(k.Declare(s, "k."))
+	must(s.AddScalar("noise_variance", 0.1, param.DefaultPositive))
+	f := features.NewInducingPoints(randMat(rng, m, d, 1))
+	must(f.Declare(s, "f."))
+	return s, k, f, x, y
+}
+
+// heapMB reports the live heap in MiB after a collection.
+func heapMB() float64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return float64(ms.HeapAlloc) / (1 << 20)
+}
+
+// BenchmarkSGPR times one evaluation of the collapsed bound and its gradient
+// with respect to all hyperparameters and Z. GFLOP/s counts only the O(NM²)
+// part: N·M² for Kuf Kfu (syrk) and 2·N·M² for its adjoint.
+func BenchmarkSGPR(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		for _, m := range []int{100, 500, 1000} {
+			b.Run(fmt.Sprintf("N=%d/M=%d", n, m), func(b *testing.B) {
+				if testing.Short() && n == 100_000 && m == 1000 {
+					b.Skip("largest case skipped with -short")
+				}
+				s, k, f, x, y := benchModel(b, n, m)
+				base := heapMB()
+				peak := 0.0
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t := ad.NewTape()
+					bd := s.Bind(t)
+					out, _, err := SGPR(k.Bind(bd, "k."), f.Bind(bd, "f."), t.Const(x), y, bd.Get("noise_variance"), Options{Jitter: DefaultJitter})
+					if err != nil {
+						b.Fatal(err)
+					}
+					t.Backward(out)
+					_ = bd.Gradient()
+					if i == 0 {
+						runtime.KeepAlive(t)
+						b.StopTimer()
+						peak = heapMB() - base // the tape is still live here
+						b.StartTimer()
+						runtime.KeepAlive(t)
+					}
+				}
+				flops := 3 * float64(n) * float64(m) * float64(m)
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(peak, "live-MiB")
+			})
+		}
+	}
+}
+
+// BenchmarkSVGP times one minibatch ELBO and its gradient (B = 1000,
+// whitened, Gaussian likelihood, N = 10⁵ for the scaling).
+func BenchmarkSVGP(b *testing.B) {
+	for _, m := range []int{100, 500} {
+		b.Run(fmt.Sprintf("B=1000/M=%d", m), func(b *testing.B) {
+			s, k, f, x, y := benchModel(b, 1000, m)
+			must(s.Add("q_mu", mat.NewDense(m, 1, nil), param.Identity{}))
+			sq := mat.NewDense(m, m, nil)
+			for i := 0; i < m; i++ {
+				sq.Set(i, i, 1)
+			}
+			must(s.Add("q_sqrt", sq, param.Identity{}))
+			lik := likelihoods.NewGaussian(1)
+			yc := column(y)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t := ad.NewTape()
+				bd := s.Bind(t)
+				ve := func(mu, v *ad.Node) *ad.Node { return lik.VarExp(bd, "", mu, v, yc) }
+				q := Variational{Mu: bd.Get("q_mu"), Sqrt: bd.Get("q_sqrt"), Whiten: true}
+				out, _, err := SVGP(k.Bind(bd, "k."), f.Bind(bd, "f."), t.Const(x), ve, q, 100_000, Options{Jitter: DefaultJitter})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t.Backward(out)
+				_ = bd.Gradient()
+			}
+		})
+	}
+}
+
+// BenchmarkExact times the exact log marginal likelihood and its gradient at
+// N = 2000.
+func BenchmarkExact(b *testing.B) {
+	s, k, _, x, y := benchModel(b, 2000, 1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t := ad.NewTape()
+		bd := s.Bind(t)
+		out, _, err := ExactLML(k.Bind(bd, "k."), t.Const(x), y, bd.Get("noise_variance"), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.Backward(out)
+		_ = bd.Gradient()
+	}
+}

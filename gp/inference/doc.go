@@ -1,0 +1,22 @@
+// Package inference holds the objectives and predictions of Gaussian-process
+// models, all recorded on an ad tape so that gradients come for free:
+//
+//   - ExactLML: the exact log marginal likelihood of GP regression, O(N³);
+//   - SGPR: the collapsed bound of Titsias (2009), O(NM²) time and O(NM)
+//     memory through the M×M Woodbury form, never an N×N matrix;
+//   - SVGP: the uncollapsed ELBO of Hensman et al. (2013, 2015) with
+//     q(u) = N(m, LLᵀ), whitened or not, for any likelihood with a
+//     variational expectation, with minibatch scaling.
+//
+// Every objective is a 1×1 node to maximise. The inducing variables come from
+// package features; a feature with diagonal Kuu (features.DiagonalKuu) is
+// factorised by the square root of its diagonal, never by a dense Cholesky.
+//
+// Predictions go through Posterior, a value-level (off-tape) representation
+// shared by all three schemes:
+//
+//	mean(x) = k(x)ᵀ α,   var(x) = k(x, x) − ‖A k(x)‖² + ‖B k(x)‖²,
+//
+// where k(x) holds the covariances between f(x) and M basis variables
+// (inducing variables, or the training targets for exact GPR).
+package inference

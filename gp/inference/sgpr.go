@@ -1,0 +1,129 @@
+package inference
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/kernels"
+)
+
+// SGPR is the collapsed variational bound of Titsias (2009) for GP
+// regression with noise variance σ² (noise, 1×1):
+//
+//	log N(y | 0, Qff + σ²I) − tr(Kff − Qff) / (2σ²),   Qff = Kfu Kuu⁻¹ Kuf.
+//
+// It is computed in the M×M Woodbury form with Kuu = LLᵀ, A = L⁻¹Kuf/σ and
+// B = I + AAᵀ = LB LBᵀ:
+//
+//	−(N/2) log 2πσ² − ½ log|B| − yᵀy/(2σ²) + ½‖c‖² − tr(Kff)/(2σ²) + ½ tr(AAᵀ),
+//
+// with c = LB⁻¹ A y / σ. AAᵀ is formed as L⁻¹(Kuf Kfu)L⁻ᵀ/σ², so the only
+// O(NM²) work is one M×N by N×M product (and its adjoint); memory is O(NM).
+func SGPR(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.Node, opt Options) (*ad.Node, Info, error) {
+	s, err := sgpr(k, f, x, y, noise, opt)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	return s.bound, Info{Jitter: s.fac.jitter()}, nil
+}
+
+// Gaussian is a multivariate normal N(Mean, Cov) over the inducing variables.
+type Gaussian struct {
+	Mean *mat.Dense // M×1
+	Cov  *mat.Dense // M×M
+}
+
+// SGPRPosterior returns the predictive posterior of the collapsed bound and
+// the Titsias-optimal q(u) = N(m, S),
+//
+//	S = Kuu (Kuu + σ⁻² Kuf Kfu)⁻¹ Kuu,   m = σ⁻² S Kuu⁻¹ Kuf y.
+func SGPRPosterior(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.Node, opt Options) (*Posterior, Gaussian, error) {
+	s, err := sgpr(k, f, x, y, noise, opt)
+	if err != nil {
+		return nil, Gaussian{}, err
+	}
+	l := s.fac.lower()
+	lb := lowerOf(s.lb.Value())
+	linv := invLower(l)
+	m := s.fac.size()
+	// B = LB⁻¹ L⁻¹, α = Bᵀ c.
+	b := solveLower(lb, linv, false)
+	alpha := mat.NewDense(m, 1, nil)
+	alpha.Mul(b.T(), s.c.Value())
+	// L LB⁻ᵀ is a square root of S; m = L LB⁻ᵀ c.
+	root := mat.NewDense(m, m, nil)
+	root.Mul(l, invLower(lb).T())
+	mean := mat.NewDense(m, 1, nil)
+	mean.Mul(root, s.c.Value())
+	cov := mat.NewDense(m, m, nil)
+	cov.Mul(root, root.T())
+	return &Posterior{Alpha: alpha, A: linv, B: b}, Gaussian{Mean: mean, Cov: cov}, nil
+}
+
+type sgprTerms struct {
+	bound *ad.Node
+	fac   factor
+	lb    *ad.Node // Cholesky factor of B
+	c     *ad.Node // LB⁻¹ L⁻¹ Kuf y / σ²
+}
+
+func sgpr(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.Node, opt Options) (*sgprTerms, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkData(x, y); err != nil {
+		return nil, err
+	}
+	if err := checkNoise(noise); err != nil {
+		return nil, err
+	}
+	t := x.Tape()
+	n := len(y)
+	fac, err := factorKuu(k, f, opt)
+	if err != nil {
+		return nil, err
+	}
+	m := fac.size()
+	kuf := f.Kuf(k, x)
+	if r, c := kuf.Dims(); r != m || c != n {
+		return nil, fmt.Errorf("inference: Kuf is %d×%d, want %d×%d", r, c, m, n)
+	}
+	if err := checkFinite("Kuf", kuf.Value()); err != nil {
+		return nil, err
+	}
+	yy := 0.0
+	for _, v := range y {
+		yy += v * v
+	}
+	kk := gram(kuf)                            // Kuf Kfu, the O(NM²) step
+	kufy := ad.MatMul(kuf, t.Const(column(y))) // Kuf y
+	trKff := ad.Sum(k.Diag(x))
+
+	// AAᵀ = L⁻¹ Kuf Kfu L⁻ᵀ / σ², symmetrised against rounding.
+	half := fac.solveL(kk)
+	aat := fac.solveL(ad.T(half))
+	aat = ad.Scale(0.5, ad.Add(aat, ad.T(aat)))
+	aat = ad.DivScalar(aat, noise)
+	bmat := ad.AddDiag(aat, t.Scalar(1))
+	lb, err := ad.Cholesky(bmat)
+	if err != nil {
+		return nil, fmt.Errorf("inference: B = I + AAᵀ (%d×%d) not positive definite: %w", m, m, err)
+	}
+	c := ad.DivScalar(ad.SolveLower(lb, fac.solveL(kufy)), noise)
+
+	invNoise := ad.Pow(noise, -1)
+	bound := add(
+		t.Scalar(-0.5*float64(n)*math.Log(2*math.Pi)),
+		ad.Scale(-0.5*float64(n), ad.Log(noise)),
+		ad.Scale(-0.5, ad.LogDetChol(lb)),
+		ad.Scale(-0.5*yy, invNoise),
+		ad.Scale(0.5, ad.Sum(ad.Square(c))),
+		ad.Scale(-0.5, ad.Mul(trKff, invNoise)),
+		ad.Scale(0.5, ad.Trace(aat)),
+	)
+	return &sgprTerms{bound: bound, fac: fac, lb: lb, c: c}, nil
+}

@@ -1,0 +1,316 @@
+package inference
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/ad"
+)
+
+// Stats are the sufficient statistics of the collapsed bound for a feature
+// whose Kuf = Φ does not depend on the hyperparameters (IFF, VFF with a fixed
+// interval, B-splines): P = ΦΦᵀ, R = Φy, YY = yᵀy and N. With them every
+// evaluation of the bound and its gradient costs O(M³), independent of N.
+type Stats struct {
+	P  *mat.SymDense // ΦΦᵀ, M×M
+	R  []float64     // Φy, length M
+	YY float64       // yᵀy
+	N  int           // number of observations
+}
+
+// M is the number of features.
+func (s *Stats) M() int { return len(s.R) }
+
+// FeatureMap returns Φ (M×n) for the n rows of x. ComputeStats calls it
+// from several goroutines at once, so it must be safe for concurrent use.
+type FeatureMap func(x *mat.Dense) (*mat.Dense, error)
+
+// StatsChunk is the largest number of rows ComputeStats hands to a
+// FeatureMap at once (the IFF paper's chunk of 10 000 points).
+const StatsChunk = 10000
+
+// statsChunkFloats bounds one chunk of Φ to about 32 MB, so that large M
+// gets shorter chunks. Tests lower the bounds to exercise many chunks.
+var (
+	statsChunkFloats  = 1 << 22
+	statsChunkRows    = StatsChunk
+	statsChunkMinRows = 64
+)
+
+// ComputeStats computes the statistics of m features over (x, y) in O(NM²)
+// time and O(M² + M·chunk) memory per worker: the rows are split into
+// chunks, Φ is built per chunk, and ΦΦᵀ is accumulated with a symmetric
+// rank-k update (dsyrk). Chunks are spread over all cores.
+func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, error) {
+	if x == nil {
+		return nil, errors.New("inference: stats: X is nil")
+	}
+	n, d := x.Dims()
+	if n == 0 {
+		return nil, errEmpty
+	}
+	if len(y) != n {
+		return nil, fmt.Errorf("inference: stats: X has %d rows but y has %d values", n, len(y))
+	}
+	if m < 1 {
+		return nil, fmt.Errorf("inference: stats: %d features, want ≥ 1", m)
+	}
+	for i, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("inference: stats: y[%d] = %v is not finite", i, v)
+		}
+	}
+	chunk := max(statsChunkMinRows, min(statsChunkRows, statsChunkFloats/m))
+	nChunks := (n + chunk - 1) / chunk
+	workers := min(runtime.GOMAXPROCS(0), nChunks)
+
+	type partial struct {
+		p   []float64 // upper triangle of ΦΦᵀ, row-major M×M
+		r   []float64
+		err error
+	}
+	parts := make([]partial, workers)
+	next := make(chan int, nChunks)
+	for c := 0; c < nChunks; c++ {
+		next <- c
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(part *partial) {
+			defer wg.Done()
+			part.p = make([]float64, m*m)
+			part.r = make([]float64, m)
+			for c := range next {
+				if part.err != nil {
+					continue // drain
+				}
+				lo := c * chunk
+				hi := min(lo+chunk, n)
+				f, err := phi(x.Slice(lo, hi, 0, d).(*mat.Dense))
+				if err != nil {
+					part.err = fmt.Errorf("inference: stats: features of rows %d–%d: %w", lo, hi, err)
+					continue
+				}
+				if r, c := f.Dims(); r != m || c != hi-lo {
+					part.err = fmt.Errorf("inference: stats: feature map returned %d×%d for %d rows, want %d×%d", r, c, hi-lo, m, hi-lo)
+					continue
+				}
+				if err := checkFinite("Φ", f); err != nil {
+					part.err = fmt.Errorf("inference: stats: rows %d–%d: %w", lo, hi, err)
+					continue
+				}
+				fr := f.RawMatrix()
+				blas64.Syrk(blas.NoTrans, 1, fr, 1, blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: part.p})
+				blas64.Gemv(blas.NoTrans, 1, fr, blas64.Vector{N: hi - lo, Inc: 1, Data: y[lo:hi]}, 1,
+					blas64.Vector{N: m, Inc: 1, Data: part.r})
+			}
+		}(&parts[w])
+	}
+	wg.Wait()
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, p.err
+		}
+	}
+	s := &Stats{P: mat.NewSymDense(m, parts[0].p), R: parts[0].r, N: n}
+	for _, p := range parts[1:] {
+		for i := 0; i < m; i++ {
+			dst, src := s.P.RawSymmetric().Data[i*m+i:i*m+m], p.p[i*m+i:i*m+m]
+			for j, v := range src {
+				dst[j] += v
+			}
+			s.R[i] += p.r[i]
+		}
+	}
+	for _, v := range y {
+		s.YY += v * v
+	}
+	return s, nil
+}
+
+// Validate checks that the statistics are consistent and finite.
+func (s *Stats) Validate() error {
+	if s == nil || s.P == nil {
+		return errors.New("inference: stats are nil")
+	}
+	if s.N < 1 {
+		return errEmpty
+	}
+	if m := s.P.SymmetricDim(); m != len(s.R) || m == 0 {
+		return fmt.Errorf("inference: stats: P is %d×%d but R has %d entries", m, m, len(s.R))
+	}
+	if !(s.YY >= 0) || math.IsInf(s.YY, 0) {
+		return fmt.Errorf("inference: stats: yᵀy = %v", s.YY)
+	}
+	return checkFinite("P", mat.DenseCopyOf(s.P))
+}
+
+// Kuu describes the prior covariance of the features for CollapsedFromStats
+// and StatsPosterior. Exactly one field is set.
+type Kuu struct {
+	// Dense is the full M×M Kuu, factorised by Cholesky (with
+	// Options.Jitter and escalation).
+	Dense *ad.Node
+	// Diag is the M×1 diagonal of a diagonal Kuu (Options.Jitter is added).
+	Diag *ad.Node
+	// Precision is the M×1 diagonal of Kuu⁻¹ for a diagonal Kuu; entries
+	// may be zero (a feature with no prior mass, e.g. an underflowed
+	// spectral density), which Diag cannot express. No jitter is added.
+	Precision *ad.Node
+}
+
+// sqrtPrecisionFloor keeps √d differentiable at d = 0.
+const sqrtPrecisionFloor = 1e-300
+
+// whiten returns a function b ↦ L⁻¹b with Kuu = LLᵀ, plus the jitter used.
+func (k Kuu) whiten(m int, opt Options) (func(*ad.Node) *ad.Node, float64, error) {
+	set := 0
+	for _, n := range []*ad.Node{k.Dense, k.Diag, k.Precision} {
+		if n != nil {
+			set++
+		}
+	}
+	if set != 1 {
+		return nil, 0, fmt.Errorf("inference: Kuu: exactly one of Dense, Diag, Precision must be set, got %d", set)
+	}
+	switch {
+	case k.Dense != nil:
+		if r, c := k.Dense.Dims(); r != m || c != m {
+			return nil, 0, fmt.Errorf("inference: Kuu is %d×%d, stats have M = %d", r, c, m)
+		}
+		f, err := newDenseFactor("Kuu", k.Dense, opt)
+		if err != nil {
+			return nil, 0, err
+		}
+		return f.solveL, f.jit, nil
+	case k.Diag != nil:
+		if r, c := k.Diag.Dims(); r != m || c != 1 {
+			return nil, 0, fmt.Errorf("inference: diagonal of Kuu is %d×%d, want %d×1", r, c, m)
+		}
+		f, err := newDiagFactor("Kuu", k.Diag, opt)
+		if err != nil {
+			return nil, 0, err
+		}
+		return f.solveL, f.jit, nil
+	}
+	if r, c := k.Precision.Dims(); r != m || c != 1 {
+		return nil, 0, fmt.Errorf("inference: precision of Kuu is %d×%d, want %d×1", r, c, m)
+	}
+	for i := 0; i < m; i++ {
+		if v := k.Precision.Value().At(i, 0); !(v >= 0) || math.IsInf(v, 0) {
+			return nil, 0, fmt.Errorf("inference: precision (1/Kuu) entry %d is %v; want finite and ≥ 0 (is the spectral density finite?)", i, v)
+		}
+	}
+	w := ad.Sqrt(ad.AddConst(k.Precision, sqrtPrecisionFloor))
+	return func(b *ad.Node) *ad.Node { return ad.MulColVec(b, w) }, 0, nil
+}
+
+// statsTerms are the pieces of the A-form bound shared by the objective and
+// the posterior.
+type statsTerms struct {
+	bound   *ad.Node
+	whiten  func(*ad.Node) *ad.Node
+	la      *ad.Node // chol(I + B)
+	c       *ad.Node // L_A⁻¹ L⁻¹ r / σ²
+	jitter  float64
+	aJitter float64
+}
+
+// CollapsedFromStats is the collapsed bound of Titsias (2009) from the
+// sufficient statistics s, in the A-form of the IFF paper (App. A): with
+// Kuu = LLᵀ, B = L⁻¹PL⁻ᵀ/σ², A = I + B = L_A L_Aᵀ and c = L_A⁻¹L⁻¹r/σ²,
+//
+//	−½ [N log 2π + log|A| + N log σ² + yᵀy/σ² − ‖c‖² + Σ_n k(x_n,x_n)/σ² − tr B].
+//
+// kdiagSum is Σ_n k(x_n, x_n) (N·k(0) for a stationary kernel) and noise
+// is σ², both 1×1. It is the same value as SGPR on the feature that produced
+// s, at O(M³) per evaluation and gradient.
+func CollapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options) (*ad.Node, Info, error) {
+	st, err := collapsedFromStats(s, kuu, kdiagSum, noise, opt)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	return st.bound, Info{Jitter: st.jitter}, nil
+}
+
+func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options) (*statsTerms, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkNoise(noise); err != nil {
+		return nil, err
+	}
+	if r, c := kdiagSum.Dims(); r != 1 || c != 1 {
+		return nil, fmt.Errorf("inference: Σ k(x_n, x_n) is %d×%d, want 1×1", r, c)
+	}
+	if v := kdiagSum.Scalar(); math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil, fmt.Errorf("inference: Σ k(x_n, x_n) = %v", v)
+	}
+	m := s.M()
+	whiten, jit, err := kuu.whiten(m, opt)
+	if err != nil {
+		return nil, err
+	}
+	t := noise.Tape()
+	p := t.Const(mat.DenseCopyOf(s.P))
+	r := t.Const(mat.NewDense(m, 1, append([]float64(nil), s.R...)))
+	n := float64(s.N)
+
+	// B = L⁻¹ P L⁻ᵀ / σ², symmetrised against rounding.
+	b := whiten(ad.T(whiten(p)))
+	b = ad.Scale(0.5, ad.Add(b, ad.T(b)))
+	b = ad.DivScalar(b, noise)
+	a := ad.AddDiag(b, t.Scalar(1))
+	la, aJit, err := ad.CholeskyJitter(a, opt.maxTries())
+	if err != nil {
+		return nil, fmt.Errorf("inference: A = I + L⁻¹PL⁻ᵀ/σ² (%d×%d) not positive definite: %w", m, m, err)
+	}
+	c := ad.DivScalar(ad.SolveLower(la, whiten(r)), noise)
+	invNoise := ad.Pow(noise, -1)
+	bound := add(
+		t.Scalar(-0.5*n*math.Log(2*math.Pi)),
+		ad.Scale(-0.5*n, ad.Log(noise)),
+		ad.Scale(-0.5, ad.LogDetChol(la)),
+		ad.Scale(-0.5*s.YY, invNoise),
+		ad.Scale(0.5, ad.Sum(ad.Square(c))),
+		ad.Scale(-0.5, ad.Mul(kdiagSum, invNoise)),
+		ad.Scale(0.5, ad.Trace(b)),
+	)
+	return &statsTerms{bound: bound, whiten: whiten, la: la, c: c, jitter: jit, aJitter: aJit}, nil
+}
+
+// StatsPosterior returns the predictive posterior of the collapsed bound
+// from the statistics, for Posterior.Predict with the feature's Kuf:
+//
+//	mean(x) = (L_A⁻¹L⁻¹k)ᵀc,   var(x) = k(x,x) − ‖L⁻¹k‖² + ‖L_A⁻¹L⁻¹k‖².
+//
+// Only values are used; kuu and noise may be constants.
+func StatsPosterior(s *Stats, kuu Kuu, noise *ad.Node, opt Options) (*Posterior, error) {
+	t := noise.Tape()
+	st, err := collapsedFromStats(s, kuu, t.Scalar(0), noise, opt)
+	if err != nil {
+		return nil, err
+	}
+	m := s.M()
+	id := mat.NewDense(m, m, nil)
+	for i := 0; i < m; i++ {
+		id.Set(i, i, 1)
+	}
+	linv := st.whiten(t.Const(id)).Value() // L⁻¹
+	b := solveLower(lowerOf(st.la.Value()), linv, false)
+	alpha := mat.NewDense(m, 1, nil)
+	alpha.Mul(b.T(), st.c.Value())
+	return &Posterior{Alpha: alpha, A: linv, B: b}, nil
+}

@@ -1,0 +1,332 @@
+package inference
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/kernels"
+	"sgplab/gp/param"
+)
+
+// fixedFeature has a θ-independent Kuf = T cos(Ω xᵀ + b) and
+// Kuu = T diag(1/λ) Tᵀ, so Kfu Kuu⁻¹ Kuf = Σ λ_m φ_m φ_mᵀ for any invertible
+// T. T = nil means the identity (diagonal Kuu).
+type fixedFeature struct {
+	cos    cosFeature
+	tmix   *mat.Dense // M×M or nil
+	hideDi bool       // hide DiagonalKuu even when T = nil
+}
+
+func (f fixedFeature) phi(x *mat.Dense) *mat.Dense {
+	t := ad.NewTape()
+	p := f.cos.phi(t.Const(x)).Value()
+	if f.tmix == nil {
+		return p
+	}
+	var out mat.Dense
+	out.Mul(f.tmix, p)
+	return &out
+}
+
+func (f fixedFeature) M() int { return f.cos.M() }
+func (f fixedFeature) Kuf(_ kernels.Bound, x *ad.Node) *ad.Node {
+	return x.Tape().Const(f.phi(x.Value()))
+}
+func (f fixedFeature) Kuu(kernels.Bound) *ad.Node {
+	d := ad.DiagMat(ad.Pow(f.cos.lambda, -1))
+	if f.tmix == nil {
+		return d
+	}
+	tm := f.cos.lambda.Tape().Const(f.tmix)
+	return ad.MatMulTB(ad.MatMul(tm, d), tm)
+}
+
+type diagFixed struct{ fixedFeature }
+
+func (f diagFixed) KuuDiag(kernels.Bound) *ad.Node { return ad.Pow(f.cos.lambda, -1) }
+
+var _ features.DiagonalKuu = diagFixed{}
+
+func TestComputeStatsMatchesDirect(t *testing.T) {
+	defer func(f, r, m int) { statsChunkFloats, statsChunkRows, statsChunkMinRows = f, r, m }(statsChunkFloats, statsChunkRows, statsChunkMinRows)
+	for _, tc := range []struct {
+		name  string
+		n     int
+		chunk int
+	}{
+		{"one chunk", 50, 10000},
+		{"many chunks", 203, 16},
+		{"chunk of one row", 7, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			statsChunkRows, statsChunkMinRows = tc.chunk, 1
+			p, omega := newCosProblem(3, tc.n, 2, 9, 0.1)
+			f := fixedFeature{cos: cosFeature{omega: omega}}
+			s, err := ComputeStats(p.x, p.y, f.M(), func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			phi := f.phi(p.x)
+			var want mat.Dense
+			want.Mul(phi, phi.T())
+			for i := 0; i < f.M(); i++ {
+				r := 0.0
+				for j, v := range p.y {
+					r += phi.At(i, j) * v
+				}
+				if math.Abs(s.R[i]-r) > 1e-10*math.Max(1, math.Abs(r)) {
+					t.Errorf("R[%d] = %v, direct %v", i, s.R[i], r)
+				}
+				for j := 0; j < f.M(); j++ {
+					if d := math.Abs(s.P.At(i, j) - want.At(i, j)); d > 1e-10*math.Max(1, math.Abs(want.At(i, j))) {
+						t.Errorf("P[%d,%d] = %v, direct %v", i, j, s.P.At(i, j), want.At(i, j))
+					}
+				}
+			}
+			yy := 0.0
+			for _, v := range p.y {
+				yy += v * v
+			}
+			if s.N != tc.n || math.Abs(s.YY-yy) > 1e-12*yy {
+				t.Errorf("N = %d, yᵀy = %v; want %d, %v", s.N, s.YY, tc.n, yy)
+			}
+		})
+	}
+}
+
+// TestCollapsedFromStatsMatchesSGPR checks the O(M³) bound against the direct
+// O(NM²) SGPR path on the same feature, for every form of Kuu, and its
+// gradient against finite differences.
+func TestCollapsedFromStatsMatchesSGPR(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    int
+		mix  bool
+		form string
+	}{
+		{"dense 1-D", 1, true, "dense"},
+		{"dense 2-D", 2, true, "dense"},
+		{"diag 1-D", 1, false, "diag"},
+		{"precision 2-D", 2, false, "precision"},
+		{"dense identity T", 2, false, "dense"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, omega := newCosProblem(11, 40, tc.d, 12, 0.2)
+			var tmix *mat.Dense
+			if tc.mix {
+				rng := rand.New(rand.NewPCG(4, 4))
+				tmix = randMat(rng, 12, 12, 0.3)
+				for i := 0; i < 12; i++ {
+					tmix.Set(i, i, tmix.At(i, i)+1)
+				}
+			}
+			feat := func(b *param.Bound) fixedFeature {
+				return fixedFeature{cos: cosFeature{omega: omega, lambda: b.Get("lambda")}, tmix: tmix}
+			}
+			fixed := fixedFeature{cos: cosFeature{omega: omega}, tmix: tmix}
+			stats, err := ComputeStats(p.x, p.y, 12, func(x *mat.Dense) (*mat.Dense, error) { return fixed.phi(x), nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			direct := func(tape *ad.Tape, b *param.Bound) (*ad.Node, error) {
+				var f features.Bound = feat(b)
+				if tc.form != "dense" {
+					f = diagFixed{feat(b)}
+				}
+				out, _, err := SGPR(p.kernel(b), f, tape.Const(p.x), p.y, b.Get("noise_variance"), Options{})
+				return out, err
+			}
+			fromStats := func(tape *ad.Tape, b *param.Bound) (*ad.Node, error) {
+				f := feat(b)
+				var kuu Kuu
+				switch tc.form {
+				case "dense":
+					kuu.Dense = f.Kuu(nil)
+				case "diag":
+					kuu.Diag = ad.Pow(b.Get("lambda"), -1)
+				case "precision":
+					kuu.Precision = b.Get("lambda")
+				}
+				kd := ad.Sum(p.kernel(b).Diag(tape.Const(p.x)))
+				out, _, err := CollapsedFromStats(stats, kuu, kd, b.Get("noise_variance"), Options{})
+				return out, err
+			}
+			got, want := evaluate(t, p.set, fromStats), evaluate(t, p.set, direct)
+			if e := relErr(got, want); e > 1e-10 {
+				t.Errorf("CollapsedFromStats = %.12g, SGPR %.12g (rel. err %.2g)", got, want, e)
+			}
+			checkGradient(t, p.set, fromStats, 1e-6)
+		})
+	}
+}
+
+// With the kernel that the features span exactly, the bound is the exact
+// log marginal likelihood (an identity independent of SGPR).
+func TestCollapsedFromStatsExactForFiniteRankKernel(t *testing.T) {
+	p, omega := newCosProblem(21, 30, 2, 8, 0.1)
+	lambda := mat.NewDense(8, 1, nil)
+	for i := 0; i < 8; i++ {
+		lambda.Set(i, 0, 0.5/float64(i+1))
+	}
+	tape := ad.NewTape()
+	cf := cosFeature{omega: omega, lambda: tape.Const(lambda)}
+	f := fixedFeature{cos: cf}
+	stats, err := ComputeStats(p.x, p.y, 8, func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tape.Const(p.x)
+	noise := tape.Scalar(p.noise)
+	got, _, err := CollapsedFromStats(stats, Kuu{Precision: tape.Const(lambda)}, ad.Sum(cosKernel{cf}.Diag(x)), noise, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := ExactLML(cosKernel{cf}, x, p.y, noise, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(got.Scalar(), want.Scalar()); e > 1e-10 {
+		t.Errorf("bound %.12g, exact LML %.12g", got.Scalar(), want.Scalar())
+	}
+}
+
+func TestStatsPosteriorMatchesSGPRPosterior(t *testing.T) {
+	p, omega := newCosProblem(31, 35, 2, 10, 0.15)
+	rng := rand.New(rand.NewPCG(8, 8))
+	xs := randMat(rng, 13, 2, 1.2)
+	for _, form := range []string{"dense", "diag", "precision"} {
+		t.Run(form, func(t *testing.T) {
+			tape := ad.NewTape()
+			b := p.set.Bind(tape)
+			f := fixedFeature{cos: cosFeature{omega: omega, lambda: b.Get("lambda")}}
+			stats, err := ComputeStats(p.x, p.y, 10, func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kuu Kuu
+			switch form {
+			case "dense":
+				kuu.Dense = f.Kuu(nil)
+			case "diag":
+				kuu.Diag = ad.Pow(b.Get("lambda"), -1)
+			default:
+				kuu.Precision = b.Get("lambda")
+			}
+			post, err := StatsPosterior(stats, kuu, b.Get("noise_variance"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, _, err := SGPRPosterior(p.kernel(b), f, tape.Const(p.x), p.y, b.Get("noise_variance"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bind := func(t *ad.Tape) (kernels.Bound, features.Bound) {
+				b := p.set.Bind(t)
+				return p.kernel(b), fixedFeature{cos: cosFeature{omega: omega, lambda: b.Get("lambda")}}
+			}
+			m1, v1, err := post.Predict(xs, bind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m2, v2, err := ref.Predict(xs, bind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range m1 {
+				if math.Abs(m1[i]-m2[i]) > 1e-9 || math.Abs(v1[i]-v2[i]) > 1e-9 {
+					t.Errorf("point %d: mean %.10g var %.10g, SGPR %.10g %.10g", i, m1[i], v1[i], m2[i], v2[i])
+				}
+			}
+		})
+	}
+}
+
+func TestStatsBadInput(t *testing.T) {
+	x := mat.NewDense(4, 1, []float64{0, 1, 2, 3})
+	y := []float64{1, 2, 3, 4}
+	ok := func(x *mat.Dense) (*mat.Dense, error) {
+		n, _ := x.Dims()
+		return mat.NewDense(2, n, nil), nil
+	}
+	for _, tc := range []struct {
+		name string
+		run  func() error
+		want string
+	}{
+		{"length mismatch", func() error { _, err := ComputeStats(x, y[:3], 2, ok); return err }, "y has 3 values"},
+		{"no features", func() error { _, err := ComputeStats(x, y, 0, ok); return err }, "0 features"},
+		{"nan y", func() error { _, err := ComputeStats(x, []float64{1, math.NaN(), 0, 0}, 2, ok); return err }, "y[1]"},
+		{"wrong shape", func() error { _, err := ComputeStats(x, y, 3, ok); return err }, "returned 2×4"},
+		{"map error", func() error {
+			_, err := ComputeStats(x, y, 2, func(*mat.Dense) (*mat.Dense, error) { return nil, errors.New("boom") })
+			return err
+		}, "boom"},
+		{"non-finite features", func() error {
+			_, err := ComputeStats(x, y, 1, func(x *mat.Dense) (*mat.Dense, error) {
+				n, _ := x.Dims()
+				m := mat.NewDense(1, n, nil)
+				m.Set(0, 0, math.Inf(1))
+				return m, nil
+			})
+			return err
+		}, "non-finite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+
+	s, err := ComputeStats(x, y, 2, func(x *mat.Dense) (*mat.Dense, error) {
+		n, _ := x.Dims()
+		m := mat.NewDense(2, n, nil)
+		for j := 0; j < n; j++ {
+			m.Set(0, j, math.Cos(x.At(j, 0)))
+			m.Set(1, j, math.Sin(x.At(j, 0)))
+		}
+		return m, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tape := ad.NewTape()
+	one := tape.Scalar(1)
+	for _, tc := range []struct {
+		name string
+		kuu  Kuu
+		want string
+	}{
+		{"none", Kuu{}, "exactly one"},
+		{"two", Kuu{Diag: tape.Const(mat.NewDense(2, 1, []float64{1, 1})), Precision: tape.Const(mat.NewDense(2, 1, []float64{1, 1}))}, "exactly one"},
+		{"wrong size", Kuu{Dense: tape.Const(mat.NewDense(3, 3, nil))}, "stats have M = 2"},
+		{"negative precision", Kuu{Precision: tape.Const(mat.NewDense(2, 1, []float64{1, -1}))}, "entry 1 is -1"},
+		{"nan precision", Kuu{Precision: tape.Const(mat.NewDense(2, 1, []float64{math.NaN(), 1}))}, "spectral density"},
+		{"not PD", Kuu{Dense: tape.Const(mat.NewDense(2, 2, []float64{-1, 0, 0, -1}))}, "not positive definite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := CollapsedFromStats(s, tc.kuu, one, one, Options{MaxTries: 1})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+	// Zero precision (no prior mass) is allowed and finite, gradients included.
+	prec := tape.Var(mat.NewDense(2, 1, []float64{1, 0}))
+	out, _, err := CollapsedFromStats(s, Kuu{Precision: prec}, tape.Scalar(4), one, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tape.Backward(out)
+	if g := prec.Grad(); math.IsNaN(g.At(0, 0)) || math.IsNaN(g.At(1, 0)) || math.IsInf(g.At(1, 0), 0) {
+		t.Errorf("gradient with a zero precision = %v", mat.Formatted(g.T()))
+	}
+}

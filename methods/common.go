@@ -1,0 +1,252 @@
+package methods
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/inducing"
+	"sgplab/gp/inference"
+	"sgplab/gp/kernels"
+	"sgplab/gp/likelihoods"
+	"sgplab/gp/optim"
+	"sgplab/gp/param"
+)
+
+// Parameter-name prefixes shared by the inducing-point methods.
+const (
+	KernelPrefix  = "kernel."
+	InducingName  = "inducing.z"
+	inducingPfx   = "inducing."
+	likelihoodPfx = ""
+	noiseName     = likelihoodPfx + likelihoods.NoiseVarianceName
+)
+
+// KernelParams documents the kernel choice and its initial hyperparameters.
+func KernelParams() []ParamDoc {
+	return []ParamDoc{
+		{Name: "kernel", Kind: String, Default: "se", Choices: kernels.Names(), Doc: "covariance function"},
+		{Name: "variance", Kind: Float, Default: 1.0, Doc: "initial kernel variance"},
+		{Name: "lengthscales", Kind: Floats, Default: []float64{1}, Doc: "initial lengthscale(s): one value, or one per input dimension"},
+		{Name: "ard", Kind: Bool, Default: true, Doc: "one lengthscale per input dimension"},
+	}
+}
+
+// NoiseParams documents the Gaussian noise variance.
+func NoiseParams() []ParamDoc {
+	return []ParamDoc{{Name: "noise_variance", Kind: Float, Default: 1.0, Doc: "initial Gaussian noise variance"}}
+}
+
+// InducingParams documents the number and initialisation of inducing inputs.
+func InducingParams(defaultM int) []ParamDoc {
+	return []ParamDoc{
+		{Name: "num_inducing", Kind: Int, Default: defaultM, Doc: "number of inducing inputs M (capped at N)"},
+		{Name: "inducing_init", Kind: String, Default: "kmeans", Choices: []string{"kmeans", "greedy", "random", "file"},
+			Doc: "initial Z: k-means centres, greedy conditional variance, a random subset of X, or z_file"},
+		{Name: "z_file", Kind: String, Doc: "CSV of inducing inputs (one per row) for inducing_init = file"},
+		{Name: "train_inducing", Kind: Bool, Default: true, Doc: "optimise Z with the hyperparameters"},
+	}
+}
+
+// NumericParams documents the jitter.
+func NumericParams() []ParamDoc {
+	return []ParamDoc{{Name: "jitter", Kind: Float, Default: inference.DefaultJitter, Doc: "added to the diagonal of Kuu before factorising it"}}
+}
+
+func concat(docs ...[]ParamDoc) []ParamDoc {
+	var out []ParamDoc
+	for _, d := range docs {
+		out = append(out, d...)
+	}
+	return out
+}
+
+// NewKernel builds the kernel named by p on dim inputs.
+func NewKernel(p Params, dim int) (kernels.Kernel, error) {
+	return kernels.New(p.String("kernel"), dim, kernels.Options{
+		Variance: p.Float("variance"), Lengthscales: p.Floats("lengthscales"), ARD: p.Bool("ard"),
+	})
+}
+
+// checkPositive fails for parameters that are not positive and finite.
+func checkPositive(method string, p Params, names ...string) error {
+	for _, n := range names {
+		if !p.Has(n) {
+			continue
+		}
+		if v := p.Float(n); !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: %s must be positive and finite, got %v", method, n, v)
+		}
+	}
+	for _, l := range p.Floats("lengthscales") {
+		if !(l > 0) || math.IsInf(l, 0) {
+			return fmt.Errorf("%s: lengthscales must be positive and finite, got %v", method, p.Floats("lengthscales"))
+		}
+	}
+	return nil
+}
+
+// checkJitter fails for a negative or non-finite jitter.
+func checkJitter(method string, p Params) error {
+	if v := p.Float("jitter"); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s: jitter must be finite and ≥ 0, got %v", method, v)
+	}
+	return nil
+}
+
+// fitRNG is the random stream of one fit; stream separates uses.
+func fitRNG(opt FitOptions, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(opt.Seed, stream))
+}
+
+// InitInducing returns the initial inducing inputs (M×D) chosen as p says.
+// Greedy selection uses the kernel at its initial hyperparameters in s.
+func InitInducing(p Params, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng *rand.Rand) (*mat.Dense, error) {
+	n, d := x.Dims()
+	m := min(p.Int("num_inducing"), n)
+	if m < 1 && p.String("inducing_init") != "file" {
+		return nil, fmt.Errorf("num_inducing must be ≥ 1, got %d", p.Int("num_inducing"))
+	}
+	switch p.String("inducing_init") {
+	case "kmeans":
+		return inducing.KMeans(x, m, rng)
+	case "random":
+		return inducing.RandomSubset(x, m, rng)
+	case "greedy":
+		z, _, err := inducing.Greedy(x, m, kern, s, KernelPrefix)
+		if err != nil && (z == nil || !errors.Is(err, inducing.ErrExhausted)) {
+			return nil, err
+		}
+		return z, nil
+	case "file":
+		if p.String("z_file") == "" {
+			return nil, errors.New("inducing_init = file needs z_file")
+		}
+		z, err := inducing.FromCSV(p.String("z_file"), d)
+		if err != nil {
+			return nil, err
+		}
+		return z, nil
+	}
+	return nil, fmt.Errorf("unknown inducing_init %q", p.String("inducing_init"))
+}
+
+// Settings turns the fit options into optimiser settings; defaultMethod is
+// used when opt.Optimizer is empty.
+func Settings(opt FitOptions, defaultMethod string) (optim.Settings, error) {
+	method := strings.ToLower(opt.Optimizer)
+	if method == "" {
+		method = defaultMethod
+	}
+	if method != optim.LBFGS && method != optim.Adam {
+		return optim.Settings{}, fmt.Errorf("unknown optimizer %q; valid: %s, %s", opt.Optimizer, optim.LBFGS, optim.Adam)
+	}
+	if opt.Iterations < 0 {
+		return optim.Settings{}, fmt.Errorf("iterations must be ≥ 0, got %d", opt.Iterations)
+	}
+	return optim.Settings{Method: method, MaxIter: opt.Iterations, GradTol: opt.GradTol, LearningRate: opt.LearningRate}, nil
+}
+
+// trainableNames lists the parameters of s currently marked trainable, so
+// that optim.Train leaves fixed ones (e.g. Z with train_inducing = false)
+// fixed.
+func trainableNames(s *param.Set) []string {
+	var out []string
+	for _, n := range s.Names() {
+		if s.Trainable(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Train maximises obj over the trainable parameters of s in one phase,
+// reporting Progress every iteration. Iterations = 0 evaluates obj once.
+func Train(ctx context.Context, s *param.Set, obj func(*ad.Tape, *param.Bound) (*ad.Node, error), st optim.Settings,
+	phase string, start time.Time, progress func(Progress)) (optim.Report, error) {
+	return optim.Train(ctx, s, obj, []optim.Phase{{Name: phase, Trainable: trainableNames(s), Settings: st}},
+		func(p optim.Progress) {
+			if progress != nil {
+				progress(Progress{Phase: p.Phase, Iteration: p.Iteration, Objective: p.Objective, Elapsed: time.Since(start)})
+			}
+		})
+}
+
+// NewFitResult summarises a training report. Parameters named in hide (such
+// as Z or q(u)) are left out of Hyper.
+func NewFitResult(rep optim.Report, s *param.Set, hide ...string) FitResult {
+	res := FitResult{Objective: rep.Objective, Iterations: rep.Iterations, Extra: map[string]float64{}}
+	for _, p := range rep.Trace {
+		res.Trace = append(res.Trace, TracePoint{Iteration: p.Iteration, Elapsed: p.Elapsed.Seconds(), Objective: p.Objective})
+	}
+	for _, h := range s.Natural() {
+		if !contains(hide, h.Name) {
+			res.Hyper = append(res.Hyper, h)
+		}
+	}
+	return res
+}
+
+// trainErr keeps cancellation errors as they are (the caller reports the
+// partial result) and labels the others with the method name.
+func trainErr(method string, err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", method, err)
+}
+
+// checkTask fails for a task the method does not support.
+func checkTask(method string, opt FitOptions, tasks ...Task) error {
+	if opt.Task == "" {
+		return nil
+	}
+	for _, t := range tasks {
+		if opt.Task == t {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: task %q not supported", method, opt.Task)
+}
+
+// checkInputs fails when test inputs do not match the training dimension.
+func checkInputs(method string, fitted bool, x *mat.Dense, dim int) error {
+	if !fitted {
+		return fmt.Errorf("%s: Predict before Fit", method)
+	}
+	if x == nil {
+		return fmt.Errorf("%s: Predict with no inputs", method)
+	}
+	if _, d := x.Dims(); d != dim {
+		return fmt.Errorf("%s: test inputs have %d columns, training inputs had %d", method, d, dim)
+	}
+	return nil
+}
+
+// pointsBinder evaluates covariances against the inducing inputs in s.
+func pointsBinder(s *param.Set, kern kernels.Kernel, feat features.Feature) inference.Binder {
+	return func(t *ad.Tape) (kernels.Bound, features.Bound) {
+		b := s.Bind(t)
+		return kern.Bind(b, KernelPrefix), feat.Bind(b, inducingPfx)
+	}
+}
+
+// regressionPrediction adds the Gaussian noise to the latent marginals.
+func regressionPrediction(mean, varf []float64, noise float64) Prediction {
+	vy := make([]float64, len(varf))
+	for i, v := range varf {
+		vy[i] = v + noise
+	}
+	return Prediction{Mean: mean, VarF: varf, VarY: vy}
+}
+
+// columnOf returns y as an N×1 matrix.
+func columnOf(y []float64) *mat.Dense { return mat.NewDense(len(y), 1, append([]float64(nil), y...)) }

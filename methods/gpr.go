@@ -1,0 +1,117 @@
+package methods
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp"
+	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/inference"
+	"sgplab/gp/kernels"
+	"sgplab/gp/likelihoods"
+	"sgplab/gp/optim"
+	"sgplab/gp/param"
+)
+
+func init() {
+	Register(Method{
+		Name:    "gpr",
+		Summary: "exact GP regression: log marginal likelihood maximised by L-BFGS, O(N³)",
+		Paper:   "Rasmussen & Williams (2006)",
+		Tasks:   []Task{Regression},
+		Params: concat(KernelParams(), NoiseParams(), []ParamDoc{
+			{Name: "jitter", Kind: Float, Default: 0.0, Doc: "added to the diagonal of K + σ²I before factorising it"},
+			{Name: "max_points", Kind: Int, Default: 20000, Doc: "refuse training sets larger than this (O(N²) memory)"},
+		}),
+		New: func(p Params) (Model, error) {
+			if err := checkPositive("gpr", p, "variance", "noise_variance"); err != nil {
+				return nil, err
+			}
+			if err := checkJitter("gpr", p); err != nil {
+				return nil, err
+			}
+			return &gprModel{p: p}, nil
+		},
+	})
+}
+
+type gprModel struct {
+	p    Params
+	kern kernels.Kernel
+	set  *param.Set
+	x    *mat.Dense
+	post *inference.Posterior
+	dim  int
+}
+
+func (m *gprModel) opts() inference.Options { return inference.Options{Jitter: m.p.Float("jitter")} }
+
+func (m *gprModel) objective(y []float64) func(*ad.Tape, *param.Bound) (*ad.Node, error) {
+	return func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+		lml, _, err := inference.ExactLML(m.kern.Bind(b, KernelPrefix), t.Const(m.x), y, b.Get(noiseName), m.opts())
+		return lml, err
+	}
+}
+
+func (m *gprModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
+	start := time.Now()
+	if err := checkTask("gpr", opt, Regression); err != nil {
+		return FitResult{}, err
+	}
+	if err := train.Validate(); err != nil {
+		return FitResult{}, fmt.Errorf("gpr: %w", err)
+	}
+	if n, maxN := train.N(), m.p.Int("max_points"); n > maxN {
+		return FitResult{}, fmt.Errorf("gpr: %d training points exceed max_points = %d (exact GPR needs %.1f GB per N×N matrix)",
+			n, maxN, 8*float64(n)*float64(n)/1e9)
+	}
+	st, err := Settings(opt, optim.LBFGS)
+	if err != nil {
+		return FitResult{}, fmt.Errorf("gpr: %w", err)
+	}
+	m.dim, m.x = train.D(), mat.DenseCopyOf(train.X)
+	if m.kern, err = NewKernel(m.p, m.dim); err != nil {
+		return FitResult{}, fmt.Errorf("gpr: %w", err)
+	}
+	m.set = param.NewSet()
+	if err := m.kern.Declare(m.set, KernelPrefix); err != nil {
+		return FitResult{}, fmt.Errorf("gpr: %w", err)
+	}
+	if err := likelihoods.NewGaussian(m.p.Float("noise_variance")).Declare(m.set, likelihoodPfx); err != nil {
+		return FitResult{}, fmt.Errorf("gpr: %w", err)
+	}
+	rep, terr := Train(ctx, m.set, m.objective(train.Y), st, "lbfgs", start, progress)
+	res := NewFitResult(rep, m.set)
+	if terr != nil && rep.Trace == nil {
+		return res, trainErr("gpr", terr)
+	}
+	t := ad.NewTape()
+	b := m.set.Bind(t)
+	m.post, err = inference.ExactPosterior(m.kern.Bind(b, KernelPrefix), t.Const(m.x), train.Y, b.Get(noiseName), m.opts())
+	if err != nil {
+		return res, fmt.Errorf("gpr: posterior: %w", err)
+	}
+	return res, trainErr("gpr", terr)
+}
+
+func (m *gprModel) Predict(x *mat.Dense) (Prediction, error) {
+	if err := checkInputs("gpr", m.post != nil, x, m.dim); err != nil {
+		return Prediction{}, err
+	}
+	mean, varf, err := m.post.Predict(x, func(t *ad.Tape) (kernels.Bound, features.Bound) {
+		return m.kern.Bind(m.set.Bind(t), KernelPrefix), features.BoundPoints{Z: t.Const(m.x)}
+	})
+	if err != nil {
+		return Prediction{}, fmt.Errorf("gpr: %w", err)
+	}
+	return regressionPrediction(mean, varf, m.set.Scalar(noiseName)), nil
+}
+
+// ExactLML is the objective itself at the fitted hyperparameters.
+func (m *gprModel) ExactLML(train gp.Data) (float64, error) {
+	return exactLMLOf(m.kern, m.set, KernelPrefix, noiseName, train)
+}

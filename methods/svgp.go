@@ -1,0 +1,237 @@
+package methods
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp"
+	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/inference"
+	"sgplab/gp/kernels"
+	"sgplab/gp/likelihoods"
+	"sgplab/gp/optim"
+	"sgplab/gp/param"
+)
+
+// Names of the variational parameters of svgp.
+const (
+	QMuName   = "q_mu"
+	QSqrtName = "q_sqrt"
+)
+
+func init() {
+	Register(Method{
+		Name:    "svgp",
+		Summary: "stochastic variational GP with inducing points: uncollapsed ELBO, minibatches, Gaussian or probit likelihood",
+		Paper:   "Hensman et al. (2013, 2015)",
+		Tasks:   []Task{Regression, Classification},
+		Params: concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams(), []ParamDoc{
+			{Name: "whiten", Kind: Bool, Default: true, Doc: "parametrise q over v with u = Lv, Kuu = LLᵀ"},
+			{Name: "likelihood", Kind: String, Default: "auto", Choices: []string{"auto", "gaussian", "bernoulli"},
+				Doc: "auto: gaussian for regression, bernoulli (probit) for classification"},
+		}),
+		New: func(p Params) (Model, error) {
+			if err := checkPositive("svgp", p, "variance", "noise_variance"); err != nil {
+				return nil, err
+			}
+			if err := checkJitter("svgp", p); err != nil {
+				return nil, err
+			}
+			return &svgpModel{p: p}, nil
+		},
+	})
+}
+
+type svgpModel struct {
+	p    Params
+	kern kernels.Kernel
+	feat *features.InducingPoints
+	lik  likelihoods.Likelihood
+	set  *param.Set
+	post *inference.Posterior
+	dim  int
+}
+
+func (m *svgpModel) opts() inference.Options { return inference.Options{Jitter: m.p.Float("jitter")} }
+
+func (m *svgpModel) q(b *param.Bound) inference.Variational {
+	return inference.Variational{Mu: b.Get(QMuName), Sqrt: b.Get(QSqrtName), Whiten: m.p.Bool("whiten")}
+}
+
+func (m *svgpModel) likelihood(task Task) (likelihoods.Likelihood, error) {
+	name := m.p.String("likelihood")
+	if name == "auto" {
+		name = "gaussian"
+		if task == Classification {
+			name = "bernoulli"
+		}
+	}
+	if name == "gaussian" {
+		return likelihoods.NewGaussian(m.p.Float("noise_variance")), nil
+	}
+	return likelihoods.New(name)
+}
+
+// initQ sets q(u) to the prior: N(0, I) over v when whitened, N(0, Kuu)
+// otherwise (q_sqrt = chol(Kuu)), so the KL term starts at zero.
+func (m *svgpModel) initQ() error {
+	mm, _ := m.feat.Z.Dims()
+	sqrt := mat.NewDense(mm, mm, nil)
+	for i := 0; i < mm; i++ {
+		sqrt.Set(i, i, 1)
+	}
+	if !m.p.Bool("whiten") {
+		kuu := kernels.Matrix(m.kern, m.set, KernelPrefix, m.feat.Z, m.feat.Z)
+		sym := mat.NewSymDense(mm, nil)
+		for i := 0; i < mm; i++ {
+			for j := i; j < mm; j++ {
+				sym.SetSym(i, j, kuu.At(i, j))
+			}
+			sym.SetSym(i, i, kuu.At(i, i)+m.p.Float("jitter"))
+		}
+		var c mat.Cholesky
+		if !c.Factorize(sym) {
+			return fmt.Errorf("svgp: Kuu (%d×%d) at the initial Z not positive definite; raise jitter", mm, mm)
+		}
+		var l mat.TriDense
+		c.LTo(&l)
+		sqrt.Copy(&l)
+	}
+	if err := m.set.Add(QMuName, mat.NewDense(mm, 1, nil), param.Identity{}); err != nil {
+		return err
+	}
+	return m.set.Add(QSqrtName, sqrt, param.Identity{})
+}
+
+// batcher yields minibatches from a seeded permutation, reshuffled every
+// epoch, so a fit is reproducible from FitOptions.Seed.
+type batcher struct {
+	data gp.Data
+	size int
+	perm []int
+	pos  int
+	rng  interface{ Perm(int) []int }
+}
+
+func (bt *batcher) next() (*mat.Dense, *mat.Dense) {
+	n := bt.data.N()
+	if bt.size >= n {
+		return bt.data.X, columnOf(bt.data.Y)
+	}
+	if bt.perm == nil || bt.pos+bt.size > n {
+		bt.perm, bt.pos = bt.rng.Perm(n), 0
+	}
+	sub := bt.data.Subset(bt.perm[bt.pos : bt.pos+bt.size])
+	bt.pos += bt.size
+	return sub.X, columnOf(sub.Y)
+}
+
+func (m *svgpModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
+	start := time.Now()
+	if err := checkTask("svgp", opt, Regression, Classification); err != nil {
+		return FitResult{}, err
+	}
+	if err := train.Validate(); err != nil {
+		return FitResult{}, fmt.Errorf("svgp: %w", err)
+	}
+	st, err := Settings(opt, optim.Adam)
+	if err != nil {
+		return FitResult{}, fmt.Errorf("svgp: %w", err)
+	}
+	n := train.N()
+	batch := opt.BatchSize
+	if batch <= 0 || batch > n {
+		batch = n
+	}
+	if st.Method == optim.LBFGS && batch < n {
+		return FitResult{}, fmt.Errorf("svgp: L-BFGS needs full-batch gradients; got batch size %d of %d (use adam)", batch, n)
+	}
+	if m.lik, err = m.likelihood(opt.Task); err != nil {
+		return FitResult{}, fmt.Errorf("svgp: %w", err)
+	}
+	if m.lik.Name() == "bernoulli" {
+		for i, y := range train.Y {
+			if y != 1 && y != -1 {
+				return FitResult{}, fmt.Errorf("svgp: bernoulli likelihood needs labels ±1; y[%d] = %v", i, y)
+			}
+		}
+	}
+	m.dim = train.D()
+	m.kern, m.feat, m.set, err = setupSparse("svgp", m.p, train, opt, m.lik)
+	if err != nil {
+		return FitResult{}, err
+	}
+	if err := m.initQ(); err != nil {
+		return FitResult{}, err
+	}
+	bt := &batcher{data: train, size: batch, rng: fitRNG(opt, 2)}
+	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+		x, y := bt.next()
+		ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, y) }
+		out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(x), ve, m.q(b), n, m.opts())
+		return out, err
+	}
+	rep, terr := Train(ctx, m.set, obj, st, st.Method, start, progress)
+	res := NewFitResult(rep, m.set, InducingName, QMuName, QSqrtName)
+	res.Extra["num_inducing"] = float64(m.feat.Z.RawMatrix().Rows)
+	if terr != nil && rep.Trace == nil {
+		return res, trainErr("svgp", terr)
+	}
+	// A minibatch objective is noisy: report the full-data ELBO.
+	if batch < n {
+		if res.Objective, err = m.fullELBO(train); err != nil {
+			return res, fmt.Errorf("svgp: %w", err)
+		}
+		res.Extra["last_minibatch_objective"] = rep.Objective
+	}
+	t := ad.NewTape()
+	b := m.set.Bind(t)
+	if m.post, err = inference.SVGPPosterior(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), m.q(b), m.opts()); err != nil {
+		return res, fmt.Errorf("svgp: posterior: %w", err)
+	}
+	return res, trainErr("svgp", terr)
+}
+
+// fullELBO evaluates the ELBO on all of data in chunks (no gradients).
+func (m *svgpModel) fullELBO(data gp.Data) (float64, error) {
+	const chunk = 4096
+	n, d := data.N(), data.D()
+	total := 0.0
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		t := ad.NewTape()
+		b := m.set.Bind(t)
+		x := mat.DenseCopyOf(data.X.Slice(lo, hi, 0, d))
+		mu, v, _, err := inference.SVGPMarginals(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(x), m.q(b), m.opts())
+		if err != nil {
+			return 0, err
+		}
+		total += ad.Sum(m.lik.VarExp(b, likelihoodPfx, mu, v, columnOf(data.Y[lo:hi]))).Scalar()
+	}
+	t := ad.NewTape()
+	b := m.set.Bind(t)
+	kl, err := inference.KL(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), m.q(b), m.opts())
+	if err != nil {
+		return 0, err
+	}
+	return total - kl.Scalar(), nil
+}
+
+func (m *svgpModel) Predict(x *mat.Dense) (Prediction, error) {
+	if err := checkInputs("svgp", m.post != nil, x, m.dim); err != nil {
+		return Prediction{}, err
+	}
+	mean, varf, err := m.post.Predict(x, pointsBinder(m.set, m.kern, m.feat))
+	if err != nil {
+		return Prediction{}, fmt.Errorf("svgp: %w", err)
+	}
+	if m.lik.Name() == "gaussian" {
+		return regressionPrediction(mean, varf, m.set.Scalar(noiseName)), nil
+	}
+	p, _ := m.lik.Predict(m.set, likelihoodPfx, mean, varf)
+	return Prediction{Mean: mean, VarF: varf, ProbPositive: p}, nil
+}

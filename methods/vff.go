@@ -1,0 +1,367 @@
+package methods
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp"
+	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/inference"
+	"sgplab/gp/kernels"
+	"sgplab/gp/likelihoods"
+	"sgplab/gp/optim"
+	"sgplab/gp/param"
+)
+
+// Interval features (VFF, A-VFF, B-splines) share one model: a fixed box,
+// a θ-independent Kuf = Φ(x), a structured Matérn Kuu, and either the
+// collapsed bound from ΦΦᵀ, Φy, yᵀy precomputed once (O(M³) per step) or the
+// uncollapsed SVGP ELBO.
+
+func init() {
+	Register(Method{
+		Name:    "vff",
+		Summary: "variational Fourier features on a box: 1-D, Kronecker (optionally masked) or additive; collapsed from ΦΦᵀ precomputed once, or SVGP",
+		Paper:   "Hensman, Durrande & Solin (2017)",
+		Tasks:   []Task{Regression},
+		Params: intervalParams("matern52", "kronecker", []ParamDoc{
+			{Name: "frequencies", Kind: Int, Default: 16,
+				Doc: "frequencies per dimension, including 0: cos(ω_m(x−a)) for m < frequencies and sin for 1 ≤ m, so 2·frequencies−1 features per dimension"},
+			{Name: "mask", Kind: Bool, Default: false,
+				Doc: "Kronecker only: keep the grid points with Σ_d (m_d/(frequencies−1))² ≤ 1 (the IFF paper's refined VFF grid)"},
+		}),
+		New: func(p Params) (Model, error) { return newIntervalModel("vff", p) },
+	})
+}
+
+// intervalParams are the parameters shared by the interval-feature methods.
+func intervalParams(kernel, structure string, extra []ParamDoc) []ParamDoc {
+	docs := []ParamDoc{
+		{Name: "kernel", Kind: String, Default: kernel, Choices: []string{"matern12", "matern32", "matern52"},
+			Doc: "1-D Matérn kernel of each dimension (VFF and B-spline Gram matrices exist for these only)"},
+		{Name: "structure", Kind: String, Default: structure, Choices: []string{"kronecker", "additive"},
+			Doc: "kronecker: separable product kernel Π_d k_d, Kuu = ⊗ Kuu_d; additive: f = Σ_d f_d, block-diagonal Kuu"},
+		{Name: "lengthscale", Kind: Float, Default: 0.2, Doc: "initial lengthscale of every dimension (the IFF paper's 0.2)"},
+		{Name: "variance", Kind: Float, Default: 1.0,
+			Doc: "initial prior variance k(x,x): the product kernel's first component (others fixed at 1), or split evenly over additive components"},
+		{Name: "noise_variance", Kind: Float, Default: 1.0, Doc: "initial Gaussian noise variance"},
+		{Name: "interval_margin", Kind: Float, Default: 0.1,
+			Doc: "box per dimension [min − margin, max + margin] of the training inputs (the IFF paper's 0.1); VFF halves the prior variance at the ends, so widen it to extrapolate"},
+		{Name: "interval_lower", Kind: Floats, Doc: "explicit lower ends a_d (1 value or one per dimension); overrides interval_margin"},
+		{Name: "interval_upper", Kind: Floats, Doc: "explicit upper ends b_d (1 value or one per dimension); overrides interval_margin"},
+		{Name: "objective", Kind: String, Default: "collapsed", Choices: []string{"collapsed", "svgp"},
+			Doc: "collapsed: Titsias bound from statistics precomputed once (O(M³) per step); svgp: uncollapsed ELBO with q(u) = N(m, S) trained jointly"},
+		{Name: "whiten", Kind: Bool, Default: true, Doc: "svgp: whitened parameterisation u = L v"},
+	}
+	return append(docs, extra...)
+}
+
+type intervalModel struct {
+	method string
+	p      Params
+	kern   kernels.Kernel
+	feat   *features.IntervalFeature
+	set    *param.Set
+	stats  *inference.Stats
+	post   *inference.Posterior
+	noise  float64
+	lik    *likelihoods.Gaussian
+	train  gp.Data
+}
+
+func newIntervalModel(method string, p Params) (Model, error) {
+	for _, name := range []string{"lengthscale", "variance", "noise_variance"} {
+		if v := p.Float(name); !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: %s must be positive and finite, got %v", method, name, v)
+		}
+	}
+	if v := p.Float("interval_margin"); !(v >= 0) || math.IsInf(v, 0) {
+		return nil, fmt.Errorf("%s: interval_margin must be finite and ≥ 0, got %v", method, v)
+	}
+	if p.Has("frequencies") && p.Int("frequencies") < 1 {
+		return nil, fmt.Errorf("%s: frequencies must be ≥ 1, got %d", method, p.Int("frequencies"))
+	}
+	if p.Has("bases") && p.Int("bases") < 4 {
+		return nil, fmt.Errorf("%s: bases must be ≥ 4 for cubic B-splines, got %d", method, p.Int("bases"))
+	}
+	return &intervalModel{method: method, p: p}, nil
+}
+
+const intervalKernelPrefix = "kernel."
+
+var errAVFFStructure = errors.New("avff: structure must be additive (use method vff for Kronecker features)")
+
+// intervals returns the box from the explicit ends or the padded data range.
+func (m *intervalModel) intervals(x *mat.Dense) ([]features.Interval, error) {
+	ivs, err := features.PaddedIntervals(x, m.p.Float("interval_margin"))
+	if err != nil {
+		return nil, err
+	}
+	d := len(ivs)
+	for _, end := range []string{"interval_lower", "interval_upper"} {
+		v := m.p.Floats(end)
+		if len(v) == 0 {
+			continue
+		}
+		if len(v) != 1 && len(v) != d {
+			return nil, fmt.Errorf("%s has %d values for %d input dimensions; give 1 or %d", end, len(v), d, d)
+		}
+		for i := range ivs {
+			e := v[0]
+			if len(v) == d {
+				e = v[i]
+			}
+			if end == "interval_lower" {
+				ivs[i].A = e
+			} else {
+				ivs[i].B = e
+			}
+		}
+	}
+	return ivs, nil
+}
+
+// build constructs the kernel and feature for d input dimensions.
+func (m *intervalModel) build(x *mat.Dense) error {
+	_, d := x.Dims()
+	ivs, err := m.intervals(x)
+	if err != nil {
+		return err
+	}
+	structure := features.Kronecker
+	if m.p.String("structure") == "additive" {
+		structure = features.Additive
+	}
+	variance := m.p.Float("variance")
+	parts := make([]kernels.Kernel, d)
+	for i := range parts {
+		v := 1.0
+		switch {
+		case structure == features.Additive:
+			v = variance / float64(d)
+		case i == 0:
+			v = variance
+		}
+		if parts[i], err = kernels.New(m.p.String("kernel"), 1, kernels.Options{Variance: v, Lengthscales: []float64{m.p.Float("lengthscale")}}); err != nil {
+			return err
+		}
+	}
+	switch {
+	case d == 1:
+		m.kern = parts[0]
+	case structure == features.Additive:
+		if m.kern, err = kernels.Additive(parts...); err != nil {
+			return err
+		}
+	default:
+		if m.kern, err = features.NewSeparable(parts...); err != nil {
+			return err
+		}
+	}
+	switch m.method {
+	case "bspline":
+		m.feat, err = features.NewBSplines(m.kern, ivs, m.p.Int("bases"), structure)
+	default:
+		m.feat, err = features.NewVFF(m.kern, ivs, m.p.Int("frequencies"), structure, m.p.Bool("mask"))
+	}
+	if err != nil {
+		return err
+	}
+	m.set = param.NewSet()
+	if err := m.kern.Declare(m.set, intervalKernelPrefix); err != nil {
+		return err
+	}
+	if d > 1 && structure == features.Kronecker {
+		// Only the product of the component variances is identifiable.
+		for i := 1; i < d; i++ {
+			m.set.SetTrainable(false, features.ComponentPrefix(intervalKernelPrefix, i)+"variance")
+		}
+	}
+	return nil
+}
+
+// kernelAtZero is k(x, x), 1×1 (stationary).
+func kernelAtZero(kb kernels.Bound, d int) *ad.Node {
+	return kb.Diag(kernelZeroInput(kb, d))
+}
+
+func kernelZeroInput(kb kernels.Bound, d int) *ad.Node {
+	// Any node carries the tape; the kernel's parameters are bound to it.
+	var tape *ad.Tape
+	switch k := kb.(type) {
+	case kernels.SpectralBound:
+		tape = k.Variance().Tape()
+	case interface{ Parts() []kernels.Bound }:
+		return kernelZeroInput(k.Parts()[0], d)
+	}
+	return tape.Const(mat.NewDense(1, d, nil))
+}
+
+func (m *intervalModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
+	if opt.Task != "" && opt.Task != Regression {
+		return FitResult{}, fmt.Errorf("%s: task %q not supported (regression only)", m.method, opt.Task)
+	}
+	if err := train.Validate(); err != nil {
+		return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
+	}
+	start := time.Now()
+	if err := m.build(train.X); err != nil {
+		return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
+	}
+	if err := m.feat.CheckInputs(train.X); err != nil {
+		return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
+	}
+	m.train = train
+	var (
+		obj    func(*ad.Tape, *param.Bound) (*ad.Node, error)
+		phases []optim.Phase
+		extra  = map[string]float64{"num_features": float64(m.feat.M())}
+	)
+	if m.p.String("objective") == "svgp" {
+		var err error
+		if obj, phases, err = m.svgpSetup(train, opt); err != nil {
+			return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
+		}
+	} else {
+		if err := m.set.AddScalar("noise_variance", m.p.Float("noise_variance"), param.DefaultPositive); err != nil {
+			return FitResult{}, err
+		}
+		var err error
+		// The O(NM²) precompute, once; every step below is O(M³).
+		if m.stats, err = inference.ComputeStats(train.X, train.Y, m.feat.M(), m.feat.Phi); err != nil {
+			return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
+		}
+		extra["precompute_seconds"] = time.Since(start).Seconds()
+		obj = m.collapsed
+		phases = []optim.Phase{{Name: "lbfgs", Settings: optim.Settings{Method: optim.LBFGS, MaxIter: opt.Iterations, GradTol: opt.GradTol}}}
+	}
+	rep, trainErr := optim.Train(ctx, m.set, obj, phases, func(p optim.Progress) {
+		if progress != nil {
+			progress(Progress{Phase: p.Phase, Iteration: p.Iteration, Objective: p.Objective, Elapsed: time.Since(start)})
+		}
+	})
+	res := FitResult{Objective: rep.Objective, Iterations: rep.Iterations, Hyper: m.set.Natural(), Extra: extra}
+	for _, p := range rep.Trace {
+		res.Trace = append(res.Trace, TracePoint{Iteration: p.Iteration, Elapsed: time.Duration(p.Elapsed).Seconds(), Objective: p.Objective})
+	}
+	if trainErr != nil && !errors.Is(trainErr, context.Canceled) && !errors.Is(trainErr, context.DeadlineExceeded) {
+		return res, fmt.Errorf("%s: %w", m.method, trainErr)
+	}
+	if err := m.condition(); err != nil {
+		return res, fmt.Errorf("%s: %w", m.method, err)
+	}
+	return res, trainErr
+}
+
+// collapsed is the Titsias bound from the precomputed statistics.
+func (m *intervalModel) collapsed(_ *ad.Tape, b *param.Bound) (*ad.Node, error) {
+	kb := m.kern.Bind(b, intervalKernelPrefix)
+	kuu := m.feat.Bind(b, "").Kuu(kb)
+	kd := ad.Scale(float64(m.stats.N), kernelAtZero(kb, m.feat.Dim()))
+	out, _, err := inference.CollapsedFromStats(m.stats, inference.Kuu{Dense: kuu}, kd, b.Get("noise_variance"), inference.Options{})
+	return out, err
+}
+
+// svgpSetup declares q(u) and the likelihood and returns the ELBO.
+func (m *intervalModel) svgpSetup(train gp.Data, opt FitOptions) (func(*ad.Tape, *param.Bound) (*ad.Node, error), []optim.Phase, error) {
+	mm := m.feat.M()
+	m.lik = likelihoods.NewGaussian(m.p.Float("noise_variance"))
+	if err := m.lik.Declare(m.set, ""); err != nil {
+		return nil, nil, err
+	}
+	if err := m.set.Add("q_mu", mat.NewDense(mm, 1, nil), param.Identity{}); err != nil {
+		return nil, nil, err
+	}
+	sq := mat.NewDense(mm, mm, nil)
+	if m.p.Bool("whiten") {
+		for i := 0; i < mm; i++ {
+			sq.Set(i, i, 1)
+		}
+	} else {
+		// S = Kuu at the initial hyperparameters: its Cholesky factor.
+		kuu := m.feat.Kuu(m.kern.Bind(m.set.Bind(ad.NewTape()), intervalKernelPrefix))
+		l, err := ad.Cholesky(kuu)
+		if err != nil {
+			return nil, nil, fmt.Errorf("initial Kuu: %w", err)
+		}
+		sq.Copy(l.Value())
+	}
+	if err := m.set.Add("q_sqrt", sq, param.Identity{}); err != nil {
+		return nil, nil, err
+	}
+	n := train.N()
+	batch := opt.BatchSize
+	settings := optim.Settings{Method: optim.LBFGS, MaxIter: opt.Iterations, GradTol: opt.GradTol}
+	if opt.Optimizer == optim.Adam || (batch > 0 && batch < n) {
+		settings = optim.Settings{Method: optim.Adam, MaxIter: opt.Iterations, LearningRate: opt.LearningRate}
+	}
+	if batch <= 0 || batch > n {
+		batch = n
+	}
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x5eed))
+	xAll := mat.DenseCopyOf(train.X)
+	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+		x, y := xAll, train.Y
+		if batch < n {
+			idx := rng.Perm(n)[:batch]
+			sub := train.Subset(idx)
+			x, y = sub.X, sub.Y
+		}
+		kb := m.kern.Bind(b, intervalKernelPrefix)
+		ycol := mat.NewDense(len(y), 1, append([]float64(nil), y...))
+		ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, "", mu, v, ycol) }
+		q := inference.Variational{Mu: b.Get("q_mu"), Sqrt: b.Get("q_sqrt"), Whiten: m.p.Bool("whiten")}
+		out, _, err := inference.SVGP(kb, m.feat.Bind(b, ""), t.Const(x), ve, q, n, inference.Options{})
+		return out, err
+	}
+	return obj, []optim.Phase{{Name: settings.Method, Settings: settings}}, nil
+}
+
+// condition stores the predictive posterior at the current parameters.
+func (m *intervalModel) condition() error {
+	t := ad.NewTape()
+	b := m.set.Bind(t)
+	kb := m.kern.Bind(b, intervalKernelPrefix)
+	var err error
+	if m.stats != nil {
+		kuu := m.feat.Bind(b, "").Kuu(kb)
+		m.post, err = inference.StatsPosterior(m.stats, inference.Kuu{Dense: kuu}, b.Get("noise_variance"), inference.Options{})
+	} else {
+		q := inference.Variational{Mu: b.Get("q_mu"), Sqrt: b.Get("q_sqrt"), Whiten: m.p.Bool("whiten")}
+		m.post, err = inference.SVGPPosterior(kb, m.feat.Bind(b, ""), q, inference.Options{})
+	}
+	if err != nil {
+		return fmt.Errorf("posterior: %w", err)
+	}
+	m.noise = m.set.Scalar("noise_variance")
+	return nil
+}
+
+func (m *intervalModel) Predict(x *mat.Dense) (Prediction, error) {
+	if m.post == nil {
+		return Prediction{}, fmt.Errorf("%s: Predict before Fit", m.method)
+	}
+	if err := m.feat.CheckInputs(x); err != nil {
+		return Prediction{}, fmt.Errorf("%s: test inputs: %w", m.method, err)
+	}
+	mean, varF, err := m.post.Predict(x, func(t *ad.Tape) (kernels.Bound, features.Bound) {
+		b := m.set.Bind(t)
+		return m.kern.Bind(b, intervalKernelPrefix), m.feat.Bind(b, "")
+	})
+	if err != nil {
+		return Prediction{}, fmt.Errorf("%s: %w", m.method, err)
+	}
+	varY := make([]float64, len(varF))
+	for i, v := range varF {
+		varF[i] = math.Max(v, 0)
+		varY[i] = varF[i] + m.noise
+	}
+	return Prediction{Mean: mean, VarF: varF, VarY: varY}, nil
+}

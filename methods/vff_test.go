@@ -1,0 +1,197 @@
+package methods
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp"
+	"sgplab/gp/ad"
+	"sgplab/gp/inference"
+)
+
+func boxData(n, d int, seed uint64) gp.Data {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	x := mat.NewDense(n, d, nil)
+	y := make([]float64, n)
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for j := 0; j < d; j++ {
+			v := rng.Float64()
+			x.Set(i, j, v)
+			s += math.Sin(4*v + float64(j))
+		}
+		y[i] = s + 0.1*rng.NormFloat64()
+	}
+	return gp.Data{X: x, Y: y}
+}
+
+// The collapsed objective from the precomputed statistics equals the
+// direct O(NM²) SGPR bound on the same feature, at several parameter values,
+// for every interval method and structure.
+func TestIntervalCollapsedEqualsSGPR(t *testing.T) {
+	cases := []struct {
+		method string
+		d      int
+		raw    map[string]any
+	}{
+		{"vff", 1, map[string]any{"frequencies": int64(12), "kernel": "matern12"}},
+		{"vff", 2, map[string]any{"frequencies": int64(5), "kernel": "matern32"}},
+		{"vff", 2, map[string]any{"frequencies": int64(6), "mask": true}},
+		{"avff", 3, map[string]any{"frequencies": int64(6)}},
+		{"bspline", 1, map[string]any{"bases": int64(12), "kernel": "matern32"}},
+		{"bspline", 2, map[string]any{"bases": int64(6)}},
+	}
+	for _, c := range cases {
+		train := boxData(150, c.d, 3)
+		model, err := Build(c.method, c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := model.(*intervalModel)
+		if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil); err != nil {
+			t.Fatalf("%s: %v", c.method, err)
+		}
+		for _, scale := range []float64{1, 0.7, 1.6} {
+			v := m.set.Vector()
+			for i := range v {
+				v[i] += math.Log(scale) // any shift of the unconstrained vector
+			}
+			m.set.SetVector(v)
+			tp := ad.NewTape()
+			b := m.set.Bind(tp)
+			got, err := m.collapsed(tp, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kb := m.kern.Bind(b, intervalKernelPrefix)
+			want, _, err := inference.SGPR(kb, m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := math.Abs(got.Scalar() - want.Scalar()); d > 1e-8*math.Abs(want.Scalar()) {
+				t.Errorf("%s D=%d: from stats %.10g, SGPR %.10g", c.method, c.d, got.Scalar(), want.Scalar())
+			}
+		}
+	}
+}
+
+// Gradients of the collapsed objective (with respect to the unconstrained
+// parameter vector) agree with central finite differences.
+func TestIntervalCollapsedGradient(t *testing.T) {
+	for _, c := range []struct {
+		method string
+		raw    map[string]any
+	}{
+		{"vff", map[string]any{"kernel": "matern52", "structure": "additive", "frequencies": int64(5)}},
+		{"vff", map[string]any{"kernel": "matern32", "frequencies": int64(4)}},
+		{"bspline", map[string]any{"kernel": "matern52", "bases": int64(6)}},
+	} {
+		model, err := Build(c.method, c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := model.(*intervalModel)
+		if _, err := model.Fit(context.Background(), boxData(80, 2, 5), FitOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		v0 := m.set.Vector()
+		value := func(v []float64) float64 {
+			m.set.SetVector(v)
+			tp := ad.NewTape()
+			out, err := m.collapsed(tp, m.set.Bind(tp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out.Scalar()
+		}
+		m.set.SetVector(v0)
+		tp := ad.NewTape()
+		b := m.set.Bind(tp)
+		out, err := m.collapsed(tp, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp.Backward(out)
+		got := b.Gradient()
+		want := fd.Gradient(nil, value, v0, &fd.Settings{Formula: fd.Central, Step: 1e-6})
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-5*math.Max(1, math.Abs(want[i])) {
+				t.Errorf("%s %v: gradient[%d] = %.8g, finite differences %.8g", c.method, c.raw, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestIntervalMethodsTrainAndPredict(t *testing.T) {
+	train := boxData(300, 1, 11)
+	test := boxData(100, 1, 12)
+	for _, c := range []struct {
+		method string
+		raw    map[string]any
+	}{
+		{"vff", map[string]any{"frequencies": int64(20)}},
+		{"vff", map[string]any{"frequencies": int64(20), "objective": "svgp"}},
+		{"bspline", map[string]any{"bases": int64(20)}},
+		{"avff", map[string]any{"frequencies": int64(20)}},
+	} {
+		model, err := Build(c.method, c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := model.Fit(context.Background(), train, FitOptions{Iterations: 150}, nil)
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.method, c.raw, err)
+		}
+		if res.Objective <= res.Trace[0].Objective {
+			t.Errorf("%s: objective did not improve: %v → %v", c.method, res.Trace[0].Objective, res.Objective)
+		}
+		pred, err := model.Predict(test.X)
+		if err != nil {
+			t.Fatal(err)
+		}
+		se := 0.0
+		for i, y := range test.Y {
+			se += (y - pred.Mean[i]) * (y - pred.Mean[i])
+			if !(pred.VarY[i] > 0) {
+				t.Fatalf("%s: predictive variance %v", c.method, pred.VarY[i])
+			}
+		}
+		if rmse := math.Sqrt(se / float64(len(test.Y))); rmse > 0.15 {
+			t.Errorf("%s %v: test RMSE %.3f (noise sd 0.1)", c.method, c.raw, rmse)
+		}
+	}
+}
+
+func TestIntervalMethodsBadInput(t *testing.T) {
+	train := boxData(50, 1, 1)
+	model, _ := Build("vff", map[string]any{"interval_lower": 0.2})
+	if _, err := model.Fit(context.Background(), train, FitOptions{}, nil); err == nil || !strings.Contains(err.Error(), "widen the interval") {
+		t.Errorf("training inputs outside the interval: %v", err)
+	}
+	model, _ = Build("vff", map[string]any{})
+	if _, err := model.Fit(context.Background(), train, FitOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := model.Predict(mat.NewDense(1, 1, []float64{3})); err == nil || !strings.Contains(err.Error(), "widen the interval") {
+		t.Errorf("test input outside the interval: %v", err)
+	}
+	if _, err := Build("vff", map[string]any{"kernel": "se"}); err == nil || !strings.Contains(err.Error(), "matern12") {
+		t.Errorf("SE kernel: %v", err)
+	}
+	if _, err := Build("avff", map[string]any{"structure": "kronecker"}); err == nil {
+		t.Error("avff with Kronecker structure accepted")
+	}
+	if _, err := Build("bspline", map[string]any{"bases": int64(3)}); err == nil {
+		t.Error("3 cubic B-splines accepted")
+	}
+	model, _ = Build("vff", map[string]any{"frequencies": int64(1), "mask": true})
+	if _, err := model.Fit(context.Background(), boxData(20, 2, 1), FitOptions{}, nil); err == nil || !strings.Contains(err.Error(), "more frequencies") {
+		t.Errorf("mask too small: %v", err)
+	}
+}

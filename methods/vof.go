@@ -1,0 +1,372 @@
+package methods
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+
+	"sgplab/gp"
+	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/inference"
+	"sgplab/gp/kernels"
+	"sgplab/gp/optim"
+	"sgplab/gp/param"
+)
+
+// VOF defaults (vof-spec §6 D13: the prior q(u) and unit hyperparameters).
+const (
+	vofDefaultLearningRate = 5e-4
+	vofDefaultEvalSamples  = 200
+)
+
+func vofCommonParams() []ParamDoc {
+	return []ParamDoc{
+		{Name: "variance", Kind: Float, Default: 1.0, Doc: "initial kernel variance"},
+		{Name: "lengthscale", Kind: Float, Default: 1.0, Doc: "initial kernel lengthscale"},
+		{Name: "noise_variance", Kind: Float, Default: 0.1, Doc: "initial Gaussian noise variance"},
+		{Name: "num_features", Kind: Int, Default: 31, Doc: "number of features M"},
+		{Name: "covariance", Kind: String, Default: "dense", Choices: []string{"dense", "diagonal"},
+			Doc: "structure of S in q(u) = N(m, S): dense (S = LLᵀ) or diagonal (mean field)"},
+		{Name: "train_hyper", Kind: Bool, Default: true, Doc: "train kernel variance, lengthscale and noise variance with q(u)"},
+		{Name: "mc_samples", Kind: Int, Default: inference.DefaultVOFSamples,
+			Doc: "T: points per stratified sample set (two sets: 2T samples for the mean, T² pairs for the variance)"},
+		{Name: "eval_samples", Kind: Int, Default: vofDefaultEvalSamples,
+			Doc: "Monte-Carlo ELBO evaluations averaged for the reported elbo_mc after training (the paper used 5000)"},
+	}
+}
+
+func init() {
+	Register(Method{
+		Name:    "vof-hermite",
+		Summary: "variational orthogonal features, Hermite basis (SE kernel): Kuu = I, closed-form Kuf, dense or diagonal S",
+		Paper:   "Burt, Rasmussen & van der Wilk (2020)",
+		Tasks:   []Task{Regression},
+		Params: append(vofCommonParams(),
+			ParamDoc{Name: "sigma_x", Kind: Float, Default: 0.0,
+				Doc: "initial σx of the matching eigenfunction input density (r² = ℓ√(σx² + ℓ²/4)); 0 = std of the training inputs"},
+			ParamDoc{Name: "fix_sigma_x", Kind: Bool, Default: false, Doc: "keep σx at its initial value"},
+			ParamDoc{Name: "estimator", Kind: String, Default: "exact", Choices: []string{"exact", "mc"},
+				Doc: "ELBO used for training: exact (closed-form Kuf, O(NM²) dense / O(NM) diagonal) or mc (the stratified Monte-Carlo estimator; needs adam)"},
+		),
+		New: func(p Params) (Model, error) { return newVOFModel(p, true) },
+	})
+	Register(Method{
+		Name:    "vof-trig",
+		Summary: "variational orthogonal features, trigonometric basis on [−a, a]: Kuu = I, Monte-Carlo ELBO, dense or diagonal S",
+		Paper:   "Burt, Rasmussen & van der Wilk (2020)",
+		Tasks:   []Task{Regression},
+		Params: append(vofCommonParams(),
+			ParamDoc{Name: "kernel", Kind: String, Default: "matern32", Choices: []string{"se", "matern12", "matern32", "matern52"},
+				Doc: "1-D stationary kernel"},
+			ParamDoc{Name: "a", Kind: Float, Default: 0.0,
+				Doc: "initial half-width a of the frequency interval; 0 = πJ / max|x| with J = (M−1)/2"},
+			ParamDoc{Name: "fix_a", Kind: Bool, Default: false, Doc: "keep a at its initial value"},
+			ParamDoc{Name: "estimator", Kind: String, Default: "mc", Choices: []string{"mc", "quadrature"},
+				Doc: "ELBO used for training: mc (the paper's unbiased estimator; needs adam) or quadrature (deterministic Gauss–Legendre Kuf)"},
+		),
+		New: func(p Params) (Model, error) { return newVOFModel(p, false) },
+	})
+}
+
+const (
+	vofKernelPrefix  = "kernel."
+	vofFeaturePrefix = "feature."
+)
+
+type vofModel struct {
+	p       Params
+	hermite bool
+	name    string
+	kern    kernels.Kernel
+	feat    features.Feature
+	set     *param.Set
+	post    *inference.Posterior
+	noise   float64
+	m       int
+}
+
+func newVOFModel(p Params, hermite bool) (Model, error) {
+	name := "vof-trig"
+	if hermite {
+		name = "vof-hermite"
+	}
+	for _, k := range []string{"variance", "lengthscale", "noise_variance"} {
+		if v := p.Float(k); !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: %s must be positive and finite, got %v", name, k, v)
+		}
+	}
+	for _, k := range []string{"sigma_x", "a"} {
+		if v := p.Float(k); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: %s must be finite and ≥ 0 (0 chooses it from the data), got %v", name, k, v)
+		}
+	}
+	m := p.Int("num_features")
+	if m < 1 {
+		return nil, fmt.Errorf("%s: num_features must be ≥ 1, got %d", name, m)
+	}
+	if !hermite && m%2 == 0 {
+		return nil, fmt.Errorf("vof-trig: num_features must be odd (M = 2J+1: a constant, J cosines and J sines), got %d", m)
+	}
+	if p.Int("mc_samples") < 1 || p.Int("eval_samples") < 0 {
+		return nil, fmt.Errorf("%s: mc_samples must be ≥ 1 and eval_samples ≥ 0, got %d and %d", name, p.Int("mc_samples"), p.Int("eval_samples"))
+	}
+	return &vofModel{p: p, hermite: hermite, name: name, m: m}, nil
+}
+
+func (m *vofModel) errf(format string, a ...any) error {
+	return fmt.Errorf(m.name+": "+format, a...)
+}
+
+func (m *vofModel) diagonal() bool { return m.p.String("covariance") == "diagonal" }
+
+func (m *vofModel) monteCarlo() bool { return m.p.String("estimator") == "mc" }
+
+// build creates the kernel, the feature and the parameter set for train.
+func (m *vofModel) build(train gp.Data) error {
+	kname := "se"
+	if !m.hermite {
+		kname = m.p.String("kernel")
+	}
+	var err error
+	m.kern, err = kernels.New(kname, 1, kernels.Options{Variance: m.p.Float("variance"), Lengthscales: []float64{m.p.Float("lengthscale")}})
+	if err != nil {
+		return m.errf("%w", err)
+	}
+	if m.hermite {
+		sx := m.p.Float("sigma_x")
+		if sx == 0 {
+			sx = stat.PopStdDev(mat.Col(nil, 0, train.X), nil)
+			if !(sx > 0) {
+				return m.errf("cannot initialise σx from training inputs with zero spread; set sigma_x")
+			}
+		}
+		h, err := features.NewHermiteVOF(m.kern, m.m, sx)
+		if err != nil {
+			return m.errf("%w", err)
+		}
+		h.Fixed = m.p.Bool("fix_sigma_x")
+		m.feat = h
+	} else {
+		j := (m.m - 1) / 2
+		a := m.p.Float("a")
+		if a == 0 {
+			if a, err = features.DefaultTrigA(j, train.X); err != nil {
+				return m.errf("%w; set a", err)
+			}
+		}
+		f, err := features.NewTrigVOF(m.kern, j, a)
+		if err != nil {
+			return m.errf("%w", err)
+		}
+		f.Fixed = m.p.Bool("fix_a")
+		m.feat = f
+	}
+	m.set = param.NewSet()
+	if err := m.kern.Declare(m.set, vofKernelPrefix); err != nil {
+		return err
+	}
+	if err := m.feat.Declare(m.set, vofFeaturePrefix); err != nil {
+		return m.errf("%w", err)
+	}
+	if err := m.set.AddScalar("noise_variance", m.p.Float("noise_variance"), param.DefaultPositive); err != nil {
+		return err
+	}
+	// q(u) starts at the prior N(0, I) (vof-spec D13).
+	if err := m.set.Add("q_mu", mat.NewDense(m.m, 1, nil), param.Identity{}); err != nil {
+		return err
+	}
+	if m.diagonal() {
+		ones := make([]float64, m.m)
+		for i := range ones {
+			ones[i] = 1
+		}
+		err = m.set.Add("q_sqrt_diag", mat.NewDense(m.m, 1, ones), param.Identity{})
+	} else {
+		l := mat.NewDense(m.m, m.m, nil)
+		for i := range m.m {
+			l.Set(i, i, 1)
+		}
+		err = m.set.Add("q_sqrt", l, param.Identity{})
+	}
+	if err != nil {
+		return err
+	}
+	if !m.p.Bool("train_hyper") {
+		m.set.SetTrainable(false, vofKernelPrefix+"variance", vofKernelPrefix+"lengthscales", "noise_variance")
+	}
+	return nil
+}
+
+func (m *vofModel) bind(b *param.Bound) (kernels.Bound, features.Bound, inference.OrthoVariational) {
+	q := inference.OrthoVariational{Mu: b.Get("q_mu")}
+	if m.diagonal() {
+		q.SqrtDiag = b.Get("q_sqrt_diag")
+	} else {
+		q.Sqrt = b.Get("q_sqrt")
+	}
+	return m.kern.Bind(b, vofKernelPrefix), m.feat.Bind(b, vofFeaturePrefix), q
+}
+
+// elbo evaluates the training objective on the rows idx of train (nil: all)
+// with the Monte-Carlo samples drawn from rng when mc is set.
+func (m *vofModel) elbo(t *ad.Tape, b *param.Bound, train gp.Data, idx []int, mc bool, rng *rand.Rand) (*ad.Node, error) {
+	k, f, q := m.bind(b)
+	x, y := train.X, train.Y
+	if idx != nil {
+		sub := train.Subset(idx)
+		x, y = sub.X, sub.Y
+	}
+	xn := t.Const(x)
+	if mc {
+		t1 := m.p.Int("mc_samples")
+		s1, s2 := inference.StratifiedSamples(rng, t1), inference.StratifiedSamples(rng, t1)
+		return inference.VOFMonteCarlo(k, f.(features.SpectralFeature), xn, y, b.Get("noise_variance"), q, s1, s2, train.N())
+	}
+	return inference.VOFELBO(k, f, xn, y, b.Get("noise_variance"), q, train.N())
+}
+
+func (m *vofModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
+	if opt.Task != "" && opt.Task != Regression {
+		return FitResult{}, m.errf("task %q not supported (regression only)", opt.Task)
+	}
+	if err := train.Validate(); err != nil {
+		return FitResult{}, m.errf("%w", err)
+	}
+	if d := train.D(); d != 1 {
+		return FitResult{}, m.errf("VOF is implemented for 1-D inputs (as in the paper); the data have %d dimensions", d)
+	}
+	start := time.Now()
+	if err := m.build(train); err != nil {
+		return FitResult{}, err
+	}
+	method := opt.Optimizer
+	stochastic := m.monteCarlo() || (opt.BatchSize > 0 && opt.BatchSize < train.N())
+	if method == "" {
+		method = optim.LBFGS
+		if stochastic {
+			method = optim.Adam
+		}
+	}
+	if method == optim.LBFGS && stochastic {
+		return FitResult{}, m.errf("the objective is stochastic (Monte-Carlo estimator or minibatches) and L-BFGS needs a deterministic one; use optimizer \"adam\" or a deterministic estimator with full batches")
+	}
+	lr := opt.LearningRate
+	if lr == 0 {
+		lr = vofDefaultLearningRate
+	}
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x766f66)) // "vof"
+	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+		var idx []int
+		if opt.BatchSize > 0 && opt.BatchSize < train.N() {
+			idx = rng.Perm(train.N())[:opt.BatchSize]
+		}
+		return m.elbo(t, b, train, idx, m.monteCarlo(), rng)
+	}
+	rep, trainErr := optim.Train(ctx, m.set, obj, []optim.Phase{{
+		Name:     method,
+		Settings: optim.Settings{Method: method, MaxIter: opt.Iterations, GradTol: opt.GradTol, LearningRate: lr},
+	}}, func(p optim.Progress) {
+		if progress != nil {
+			progress(Progress{Phase: p.Phase, Iteration: p.Iteration, Objective: p.Objective, Elapsed: time.Since(start)})
+		}
+	})
+	res := FitResult{Objective: rep.Objective, Iterations: rep.Iterations, Extra: map[string]float64{"num_features": float64(m.m)}}
+	for _, p := range rep.Trace {
+		res.Trace = append(res.Trace, TracePoint{Iteration: p.Iteration, Elapsed: p.Elapsed.Seconds(), Objective: p.Objective})
+	}
+	if trainErr != nil && !errors.Is(trainErr, context.Canceled) && !errors.Is(trainErr, context.DeadlineExceeded) {
+		return res, m.errf("%w", trainErr)
+	}
+	if err := m.summarise(train, opt.Seed, &res); err != nil {
+		return res, err
+	}
+	res.Hyper = m.set.Natural()
+	return res, trainErr
+}
+
+// summarise stores the posterior and the final ELBOs: the deterministic one
+// (closed-form or quadrature Kuf), the average of eval_samples Monte-Carlo
+// estimates with its standard error (vof-spec D15), and the closed-form
+// optima over q(u) at the fitted hyperparameters (§1.8, D14).
+func (m *vofModel) summarise(train gp.Data, seed uint64, res *FitResult) error {
+	t := ad.NewTape()
+	b := m.set.Bind(t)
+	k, f, q := m.bind(b)
+	x := t.Const(train.X)
+	det, err := inference.VOFELBO(k, f, x, train.Y, b.Get("noise_variance"), q, 0)
+	if err != nil {
+		return m.errf("final ELBO: %w", err)
+	}
+	res.Extra["elbo_deterministic"] = det.Scalar()
+	if !m.monteCarlo() {
+		res.Objective = det.Scalar()
+	}
+	if n := m.p.Int("eval_samples"); n > 0 {
+		rng := rand.New(rand.NewPCG(seed, 0x6576616c)) // "eval"
+		vals := make([]float64, n)
+		for i := range vals {
+			ti := ad.NewTape()
+			v, err := m.elbo(ti, m.set.Bind(ti), train, nil, true, rng)
+			if err != nil {
+				return m.errf("Monte-Carlo ELBO: %w", err)
+			}
+			vals[i] = v.Scalar()
+		}
+		mean, sd := stat.MeanStdDev(vals, nil)
+		res.Extra["elbo_mc"] = mean
+		if n > 1 {
+			res.Extra["elbo_mc_stderr"] = sd / math.Sqrt(float64(n))
+		}
+		if m.monteCarlo() {
+			res.Objective = mean
+		}
+	}
+	kuf := f.Kuf(k, x).Value()
+	opt, err := inference.OrthoOptimal(kuf, k.Diag(x).Value().RawMatrix().Data, train.Y, m.set.Scalar("noise_variance"))
+	if err != nil {
+		return m.errf("optimal bounds: %w", err)
+	}
+	res.Extra["elbo_optimal_dense"] = opt.Full
+	res.Extra["elbo_optimal_diagonal"] = opt.MeanField
+	if m.post, err = inference.OrthoPosterior(q); err != nil {
+		return m.errf("posterior: %w", err)
+	}
+	m.noise = m.set.Scalar("noise_variance")
+	return nil
+}
+
+func (m *vofModel) Predict(x *mat.Dense) (Prediction, error) {
+	if m.post == nil {
+		return Prediction{}, m.errf("Predict before Fit")
+	}
+	if _, d := x.Dims(); d != 1 {
+		return Prediction{}, m.errf("test inputs have %d columns, model was fitted on 1", d)
+	}
+	mean, varF, err := m.post.Predict(x, func(t *ad.Tape) (kernels.Bound, features.Bound) {
+		b := m.set.Bind(t)
+		return m.kern.Bind(b, vofKernelPrefix), m.feat.Bind(b, vofFeaturePrefix)
+	})
+	if err != nil {
+		return Prediction{}, m.errf("%w", err)
+	}
+	// A quadrature Kuf need not keep the variance non-negative (vof-spec D16).
+	inference.ClampVariances(varF)
+	varY := make([]float64, len(varF))
+	for i, v := range varF {
+		varY[i] = v + m.noise
+	}
+	return Prediction{Mean: mean, VarF: varF, VarY: varY}, nil
+}
+
+// ExactLML is the exact log marginal likelihood at the fitted kernel and
+// noise (the "full ML" reference of the paper's Figure 3).
+func (m *vofModel) ExactLML(train gp.Data) (float64, error) {
+	return exactLMLOf(m.kern, m.set, vofKernelPrefix, "noise_variance", train)
+}

@@ -1,0 +1,177 @@
+package methods
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp"
+	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/inference"
+	"sgplab/gp/kernels"
+)
+
+func vofTestData(n int, seed uint64) gp.Data {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := range n {
+		v := 1.2 * rng.NormFloat64()
+		x.Set(i, 0, v)
+		y[i] = math.Sin(2*v) + 0.1*rng.NormFloat64()
+	}
+	return gp.Data{X: x, Y: y}
+}
+
+func fitVOF(t *testing.T, name string, raw map[string]any, train gp.Data, opt FitOptions) (Model, FitResult) {
+	t.Helper()
+	m, err := Build(name, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Fit(context.Background(), train, opt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, res
+}
+
+// TestVOFHermiteReachesOptimalBounds: joint L-BFGS over q(u) and the
+// hyperparameters ends at the closed-form optimum over q for the final
+// hyperparameters (dense: Titsias' bound; diagonal: the mean-field bound),
+// below the exact log marginal likelihood, and predicts like the exact GP.
+func TestVOFHermiteReachesOptimalBounds(t *testing.T) {
+	train := vofTestData(100, 1)
+	test := vofTestData(50, 2)
+	var dense float64
+	for _, cov := range []string{"dense", "diagonal"} {
+		m, res := fitVOF(t, "vof-hermite", map[string]any{"num_features": int64(15), "covariance": cov, "eval_samples": int64(20)}, train,
+			FitOptions{Iterations: 3000, GradTol: 1e-7})
+		opt := res.Extra["elbo_optimal_"+cov]
+		if math.Abs(res.Objective-opt) > 1e-3*math.Max(1, math.Abs(opt)) {
+			t.Errorf("%s: final ELBO %.6f, closed-form optimum over q %.6f", cov, res.Objective, opt)
+		}
+		if res.Extra["elbo_optimal_diagonal"] > res.Extra["elbo_optimal_dense"]+1e-9 {
+			t.Errorf("%s: mean-field optimum above the dense one", cov)
+		}
+		lml, err := m.(ExactLMLModel).ExactLML(train)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Objective > lml+1e-6 {
+			t.Errorf("%s: ELBO %.6f above the exact log marginal likelihood %.6f", cov, res.Objective, lml)
+		}
+		if cov == "dense" {
+			dense = res.Objective
+		} else if res.Objective > dense+1e-3 {
+			t.Errorf("diagonal ELBO %.6f above dense %.6f", res.Objective, dense)
+		}
+		// Monte-Carlo ELBO at the fitted parameters agrees with the closed
+		// form (Hermite integrands are spectrally resolved by T = 50).
+		if d := math.Abs(res.Extra["elbo_mc"] - res.Extra["elbo_deterministic"]); d > 1e-6*math.Abs(res.Objective) {
+			t.Errorf("%s: MC ELBO %.8f, closed form %.8f", cov, res.Extra["elbo_mc"], res.Extra["elbo_deterministic"])
+		}
+		pred, err := m.Predict(test.X)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := m.(*vofModel)
+		tp := ad.NewTape()
+		b := ex.set.Bind(tp)
+		post, err := inference.ExactPosterior(ex.kern.Bind(b, vofKernelPrefix), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exMean, exVar, err := post.Predict(test.X, func(t *ad.Tape) (kernels.Bound, features.Bound) {
+			b := ex.set.Bind(t)
+			return ex.kern.Bind(b, vofKernelPrefix), features.BoundPoints{Z: t.Const(train.X)}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dm, dv float64
+		for i, mu := range pred.Mean {
+			dm = math.Max(dm, math.Abs(mu-exMean[i]))
+			dv = math.Max(dv, math.Abs(pred.VarF[i]-exVar[i]))
+			if pred.VarF[i] < 0 || pred.VarY[i] <= pred.VarF[i] {
+				t.Fatalf("%s: bad variances %v %v", cov, pred.VarF[i], pred.VarY[i])
+			}
+		}
+		t.Logf("%s: ELBO %.4f (optimum %.4f), exact LML %.4f; max |Δmean| %.2g, max |Δvar| %.2g vs exact GP",
+			cov, res.Objective, opt, lml, dm, dv)
+		if dm > 0.02 || dv > 0.01 {
+			t.Errorf("%s: predictions differ from the exact GP by %.3g (mean), %.3g (variance)", cov, dm, dv)
+		}
+	}
+}
+
+// TestVOFTrigTrainsAndIsDeterministic trains the Monte-Carlo objective with
+// Adam: the same seed gives the same result, training improves the ELBO, and
+// the averaged Monte-Carlo ELBO matches the quadrature one.
+func TestVOFTrigTrainsAndIsDeterministic(t *testing.T) {
+	train := vofTestData(80, 4)
+	raw := map[string]any{"num_features": int64(15), "kernel": "matern52", "eval_samples": int64(100)}
+	opt := FitOptions{Iterations: 300, LearningRate: 0.02, Seed: 7}
+	_, r0 := fitVOF(t, "vof-trig", raw, train, FitOptions{Iterations: 0, Seed: 7})
+	m1, r1 := fitVOF(t, "vof-trig", raw, train, opt)
+	_, r2 := fitVOF(t, "vof-trig", raw, train, opt)
+	if r1.Objective != r2.Objective || r1.Extra["elbo_deterministic"] != r2.Extra["elbo_deterministic"] {
+		t.Errorf("same seed: %v vs %v", r1.Objective, r2.Objective)
+	}
+	if !(r1.Extra["elbo_deterministic"] > r0.Extra["elbo_deterministic"]+10) {
+		t.Errorf("training did not improve the ELBO: %v → %v", r0.Extra["elbo_deterministic"], r1.Extra["elbo_deterministic"])
+	}
+	if d := math.Abs(r1.Extra["elbo_mc"] - r1.Extra["elbo_deterministic"]); d > 4*r1.Extra["elbo_mc_stderr"]+1e-6 {
+		t.Errorf("MC ELBO %.5f ± %.3g, quadrature ELBO %.5f", r1.Extra["elbo_mc"], r1.Extra["elbo_mc_stderr"], r1.Extra["elbo_deterministic"])
+	}
+	if r1.Extra["elbo_deterministic"] > r1.Extra["elbo_optimal_dense"]+1e-6 {
+		t.Errorf("ELBO %.5f above its optimum over q %.5f", r1.Extra["elbo_deterministic"], r1.Extra["elbo_optimal_dense"])
+	}
+	pred, err := m1.Predict(mat.NewDense(3, 1, []float64{-1, 0, 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range pred.VarF {
+		if v < 0 || math.IsNaN(pred.Mean[i]) {
+			t.Errorf("prediction %d: mean %v variance %v", i, pred.Mean[i], v)
+		}
+	}
+}
+
+func TestVOFMethodBadInput(t *testing.T) {
+	train := vofTestData(20, 1)
+	x2 := mat.NewDense(20, 2, nil)
+	cases := []struct {
+		name   string
+		method string
+		raw    map[string]any
+		data   gp.Data
+		opt    FitOptions
+		want   string
+	}{
+		{"even M", "vof-trig", map[string]any{"num_features": int64(10)}, train, FitOptions{}, "odd"},
+		{"lbfgs with mc", "vof-trig", nil, train, FitOptions{Optimizer: "lbfgs", Iterations: 1}, "stochastic"},
+		{"2-D", "vof-hermite", nil, gp.Data{X: x2, Y: train.Y}, FitOptions{}, "1-D"},
+		{"negative σx", "vof-hermite", map[string]any{"sigma_x": -1.0}, train, FitOptions{}, "sigma_x"},
+		{"kernel", "vof-trig", map[string]any{"kernel": "periodic"}, train, FitOptions{}, "not one of"},
+		{"classification", "vof-hermite", nil, train, FitOptions{Task: Classification}, "regression only"},
+	}
+	for _, c := range cases {
+		m, err := Build(c.method, c.raw)
+		if err == nil {
+			_, err = m.Fit(context.Background(), c.data, c.opt, nil)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to mention %q", c.name, err, c.want)
+		}
+	}
+	m, _ := Build("vof-hermite", nil)
+	if _, err := m.Predict(train.X); err == nil {
+		t.Error("Predict before Fit succeeded")
+	}
+}
