@@ -28,6 +28,13 @@ func fetchPlan(e *entry) ([][3]string, error) {
 			return plan, nil
 		case fmtPMLB:
 			return [][3]string{{"/EpistasisLab/pmlb/master/datasets/" + e.pmlbID + "/" + e.files[0], e.files[0], ""}}, nil
+		case fmtAirline: // only the staged auxiliary table has a public source
+			src := stagedFolders[e.folder]
+			var plan [][3]string
+			for _, f := range src.Files {
+				plan = append(plan, [3]string{"/" + src.Repo + "/" + src.Commit + "/" + f.SourcePath, f.Name, f.SHA256})
+			}
+			return plan, nil
 		}
 		return nil, fmt.Errorf("datasets: %s cannot be fetched automatically; download by hand: %s", e.name, e.howTo)
 	}
@@ -76,6 +83,11 @@ func Fetch(ctx context.Context, name, dataDir, baseURL string) error {
 			continue
 		}
 		if err := download(ctx, strings.TrimRight(baseURL, "/")+p[0], dst, p[2]); err != nil {
+			return fmt.Errorf("datasets: fetch %s: %w", name, err)
+		}
+	}
+	for _, f := range e.required() {
+		if _, _, err := locate(dataDir, e, f); err != nil {
 			return fmt.Errorf("datasets: fetch %s: %w", name, err)
 		}
 	}

@@ -402,6 +402,10 @@ func load(dir string, e *entry, params map[string]any) (*table, error) {
 			t.y[i] = math.Log(v)
 		}
 		t.notes = append(t.notes, "target log(price); full file, the 20% subsample is drawn by the protocol (param n)")
+	case fmtAirline:
+		return loadAirline(dir, e, t, params)
+	case fmtPrecipitation:
+		return loadPrecipitation(dir, e, t, params)
 	default:
 		return nil, fmt.Errorf("datasets: %s: no loader for this dataset's raw files yet (%s); see the registry notes", e.name, e.howTo)
 	}

@@ -36,8 +36,12 @@ type Provenance struct {
 	Split    int
 	NTrain   int
 	NTest    int
-	Params   map[string]any
-	Notes    []string
+	// YShift and YScale record the scaling of y (y_original = y_scaled ×
+	// YScale + YShift); YScale is the output standard deviation under the
+	// standardize-* scalings.
+	YShift, YScale float64
+	Params         map[string]any
+	Notes          []string
 }
 
 // String is a one-line summary for tables and logs.
@@ -99,7 +103,15 @@ func loadCached(dir string, e *entry, params map[string]any) (*table, error) {
 	if err != nil {
 		abs = dir
 	}
-	key := fmt.Sprintf("%s|%s|%v|%v", e.name, abs, params["drop_constant_inputs"], params["target"])
+	// Every parameter except the subsample size n changes what is loaded.
+	var opts []string
+	for k, v := range params {
+		if k != "n" {
+			opts = append(opts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	sort.Strings(opts)
+	key := e.name + "|" + abs + "|" + strings.Join(opts, "|")
 	cache.Lock()
 	if cache.m == nil {
 		cache.m = map[string]*cached{}
@@ -213,6 +225,7 @@ func finish(e *entry, prov Provenance, train, test gp.Data, scaling string, stat
 		}
 	}
 	prov.NTrain, prov.NTest = p.Train.N(), p.Test.N()
+	prov.YShift, prov.YScale = p.YShift, p.YScale
 	p.Provenance = prov
 	return p, nil
 }
@@ -445,6 +458,12 @@ func Validate(name string, params map[string]any) error {
 		if e.format == fmtSGEMM {
 			valid["target"] = "string"
 		}
+		if e.format == fmtAirline {
+			valid["months"] = "string"
+		}
+		if e.format == fmtPrecipitation {
+			valid["stride"] = "int"
+		}
 	}
 	var keys []string
 	for k := range valid {
@@ -474,6 +493,14 @@ func Validate(name string, params map[string]any) error {
 		if bad {
 			return fmt.Errorf("datasets: %s: param %s = %v (%T) should be %s; valid: %s", name, k, v, v, kind, strings.Join(keys, ", "))
 		}
+	}
+	if s, ok := params["months"].(string); ok {
+		if _, err := parseMonths(s); err != nil {
+			return err
+		}
+	}
+	if v, ok, _ := intParam(params, "stride"); ok && v < 1 {
+		return fmt.Errorf("datasets: %s: param stride = %d, need >= 1", name, v)
 	}
 	if e.gen != nil {
 		return e.gen.check(params)

@@ -54,11 +54,12 @@ type entry struct {
 	source   string
 	notes    string // includes every known difference from what a paper used
 	format   format
-	pmlbID   string   // PMLB file stem
-	files    []string // required files for datasets that are not staged (no pinned checksum)
-	protocol string   // default split protocol
-	scaling  string   // default scaling
-	howTo    string   // what to download, for datasets not staged here
+	pmlbID   string              // PMLB file stem
+	files    []string            // required files for datasets that are not staged (no pinned checksum)
+	protocol string              // default split protocol
+	scaling  string              // default scaling
+	howTo    string              // what to download, for datasets not staged here
+	alts     map[string][]string // other accepted names of a required file (compressed copies)
 	gen      *generator
 }
 
@@ -158,8 +159,16 @@ func init() {
 	add(&entry{name: "airline", folder: "airline", task: Regression, n: 5929413, d: 8, papers: []string{pVISH, pSODGP, pODVFF},
 		source: "ASA Data Expo 2009 / BTS on-time data 2008 (Hensman et al. 2013 setup, 8 features)", format: fmtAirline,
 		protocol: "airline-2/3", scaling: "unit-box", files: []string{"2008.csv", "plane-data.csv"},
-		notes: "only plane-data.csv is staged; the flight records are not. Loader builds Jan-Apr 2008, 8 inputs (Month, DayofMonth, DayOfWeek, plane_age, AirTime, Distance, ArrTime, DepTime in minutes), target ArrDelay",
-		howTo: "2008.csv (decompressed 2008.csv.bz2 of the ASA Data Expo 2009 airline on-time data) -> <data>/airline/2008.csv"})
+		alts: map[string][]string{"2008.csv": {"2008.csv.bz2", "2008.csv.gz"}},
+		notes: "only plane-data.csv is staged; the flight records are not. Built as the Fusi & Hensman 2013 script does: Cancelled = Diverted = 0, inner join on TailNum, " +
+			"manufacture year 0000 dropped, plane_age = Year - year, rows with any NA dropped; inputs Month, DayofMonth, DayOfWeek, plane_age, AirTime, Distance, " +
+			"ArrTime, DepTime (hhmm -> minutes after midnight), target ArrDelay (minutes). Default is all of 2008: the papers' 5,929,413 rows cannot be " +
+			"Jan-Apr only (Jan-Apr 2008 has about 2.4M flights); param months = \"1-4\" gives Hensman et al. 2013's months; the row count is reported, " +
+			"5,929,413 is not verified here. Param n subsamples (n = 100000 for the spherical-ODGP 100K set), then 2/3 train. Parsed rows are cached in " +
+			"<data>/airline/.sgplab-airline-cache.bin",
+		howTo: "2008.csv.bz2 of the ASA Data Expo 2009 airline on-time data (Harvard Dataverse \"Data Expo 2009: Airline on time data\", " +
+			"doi:10.7910/DVN/HG7NV7; formerly http://stat-computing.org/dataexpo/2009/2008.csv.bz2) -> <data>/airline/2008.csv.bz2 " +
+			"(or decompressed as 2008.csv); plane-data.csv is staged (sgplab data fetch airline gets it)"})
 	add(&entry{name: "susy", folder: "susy", task: Classification, n: 5000000, d: 8, papers: []string{pVISH},
 		source: "UCI SUSY.csv.gz (Baldi et al. 2014)", format: fmtSUSY, protocol: "last-10pct", scaling: "standardize-train",
 		files: []string{"SUSY.csv.gz"}, notes: "8 low-level features (columns 1-8), labels 0/1 mapped to -1/+1; last 500,000 rows are the test set",
@@ -178,8 +187,12 @@ func init() {
 	add(&entry{name: "precipitation", folder: "iff-precipitation", task: Regression, n: 28929, d: 2, papers: []string{pIFF},
 		source: iffRepo + " data/nws_precip_mtd_20210101_conus.nc (NWS)", format: fmtPrecipitation, protocol: "random-80-20", scaling: "standardize-full",
 		files: []string{"nws_precip_mtd_20210101_conus.nc"},
-		notes: "every 4th HRAP row/column, polar-stereographic x/y -> lon/lat, variable normal in mm (x25.4)",
-		howTo: "data/nws_precip_mtd_20210101_conus.nc from " + iffRepo + " -> <data>/iff-precipitation/"})
+		notes: "as the IFF code: variable normal (inches, x25.4 -> mm) every 4th HRAP row/column (param stride), x from x[::4], y from y[::-1][::4], " +
+			"polar-stereographic (lat_ts 60, lon_0 -105, sphere R 6371200 m) -> (lon, lat) degrees, masked cells (_FillValue/missing_value/valid range) dropped; " +
+			"IFF Table 1 has 28,929 cells. Read with the built-in netCDF-3 reader: a netCDF-4 copy must be converted with nccopy -k classic. " +
+			"The file is not in the authors' repository snapshot and not staged",
+		howTo: "nws_precip_mtd_20210101_conus.nc (NWS/NOAA AHPS precipitation, month-to-date 2021-01-01, CONUS netCDF; water.weather.gov/precip/download.php, " +
+			"now water.noaa.gov/resources/downloads/precip) -> <data>/iff-precipitation/ (convert netCDF-4 with nccopy -k classic)"})
 	add(&entry{name: "banana", folder: "banana", task: Classification, n: 400, d: 2, papers: []string{pVISH, pODVFF},
 		source: "github.com/jameshensman/VFF experiments/banana", format: fmtBanana, protocol: "all-train", scaling: "none",
 		notes: "400-point set; labels 0/1 mapped to -1/+1; no test set"})
@@ -290,18 +303,41 @@ func locate(dir string, e *entry, f fileSum) (path, sha string, err error) {
 			return q, f.RawSHA256, nil
 		}
 	}
-	return "", "", &MissingError{Dataset: e.name, File: filepath.Join(e.folder, f.Name), Dir: dir, HowTo: e.howTo}
+	for _, a := range e.alts[f.Name] {
+		q := filepath.Join(dir, e.folder, a)
+		if _, err := os.Stat(q); err == nil {
+			return q, "", nil // alternatives are never pinned
+		}
+	}
+	return "", "", &MissingError{Dataset: e.name, File: filepath.Join(e.folder, f.Name), Dir: dir, HowTo: e.howTo, Fetchable: fetchable(e, f)}
+}
+
+// fetchable reports whether `sgplab data fetch` can download f.
+func fetchable(e *entry, f fileSum) bool {
+	switch {
+	case f.SHA256 != "":
+		return true // staged, from a pinned public source
+	case e.format == fmtUCIMask || e.format == fmtPMLB:
+		return true
+	}
+	return false
 }
 
 // MissingError reports a data file that is not in the data directory.
 type MissingError struct {
 	Dataset, File, Dir, HowTo string
+	Fetchable                 bool // `sgplab data fetch` can download the file
 }
 
 func (m *MissingError) Error() string {
-	s := fmt.Sprintf("datasets: %s: file %s not found in data directory %q (SGPLAB_DATA); run `sgplab data fetch %s`", m.Dataset, m.File, m.Dir, m.Dataset)
-	if m.HowTo != "" {
-		s += " or download by hand: " + m.HowTo
+	s := fmt.Sprintf("datasets: %s: file %s not found in data directory %q (SGPLAB_DATA)", m.Dataset, m.File, m.Dir)
+	switch {
+	case m.Fetchable && m.HowTo != "":
+		s += fmt.Sprintf("; run `sgplab data fetch %s` or download by hand: %s", m.Dataset, m.HowTo)
+	case m.Fetchable:
+		s += fmt.Sprintf("; run `sgplab data fetch %s`", m.Dataset)
+	case m.HowTo != "":
+		s += "; it cannot be fetched automatically, download by hand: " + m.HowTo
 	}
 	return s
 }
