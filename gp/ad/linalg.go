@@ -3,6 +3,8 @@ package ad
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/linalg"
@@ -37,28 +39,90 @@ func CholeskyJitter(a *Node, maxTries int) (*Node, float64, error) {
 }
 
 // cholNode records L = chol(A) with the symmetric backward pass of Murray
-// (2016): Ā = sym(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹), where Φ keeps the lower triangle and
-// halves the diagonal, and sym(S) = ½(S + Sᵀ).
+// (2016), blocked so that almost all of its work is dgemm on large panels.
 func cholNode(l *mat.Dense, a *Node) *Node {
 	return Custom(l, func(g *mat.Dense) []*mat.Dense {
-		n, _ := l.Dims()
-		// P = Φ(Lᵀ tril(L̄)): only the lower triangle of L̄ is a real input.
-		p := linalg.MulLowerT(l, tril(mat.DenseCopyOf(g)))
-		phi(p)
-		// S = L⁻ᵀ P L⁻¹ and Sᵀ = L⁻ᵀ (L⁻ᵀ P)ᵀ; as only sym(S) = sym(Sᵀ) is
-		// needed, both solves act on columns (independent, parallel).
-		y := linalg.SolveLowerT(l, p)
-		st := linalg.SolveLowerT(l, y.T())
-		raw := st.RawMatrix()
-		for i := 0; i < n; i++ {
-			for j := 0; j < i; j++ {
-				s := 0.5 * (raw.Data[i*raw.Stride+j] + raw.Data[j*raw.Stride+i])
-				raw.Data[i*raw.Stride+j] = s
-				raw.Data[j*raw.Stride+i] = s
-			}
-		}
-		return []*mat.Dense{st}
+		return []*mat.Dense{cholBackward(l, g)}
 	}, a)
+}
+
+// cholBlock is the panel width of the blocked Cholesky adjoint.
+const cholBlock = 128
+
+// cholBackward returns the symmetric Ā for L = chol(A) given L̄. It runs
+// the blocked forward factorisation backwards (Murray 2016, "blocked
+// reverse"): for the panels [R D; B C] of L at block column k:j, in
+// reverse order,
+//
+//	C̄ ← C̄ D⁻¹,  B̄ −= C̄ R,  D̄ −= tril(C̄ᵀ C),  D̄ ← chol_rev(D, D̄),
+//	R̄ −= C̄ᵀ B + (D̄ + D̄ᵀ) R,
+//
+// where Ā holds the gradient with respect to the lower triangle of A; the
+// symmetric gradient is ½(Ā + Āᵀ).
+func cholBackward(l, g *mat.Dense) *mat.Dense {
+	n, _ := l.Dims()
+	abar := tril(mat.DenseCopyOf(g)) // only the lower triangle of L̄ is real
+	lr, ar := l.RawMatrix(), abar.RawMatrix()
+	view := func(raw blas64.General, r0, r1, c0, c1 int) blas64.General {
+		if r0 == r1 || c0 == c1 {
+			return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: raw.Stride}
+		}
+		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: raw.Stride, Data: raw.Data[r0*raw.Stride+c0:]}
+	}
+	tmp := mat.NewDense(min(n, cholBlock), min(n, cholBlock), nil)
+	for k := ((n - 1) / cholBlock) * cholBlock; k >= 0; k -= cholBlock {
+		j := min(k+cholBlock, n)
+		nb := j - k
+		d := l.Slice(k, j, k, j).(*mat.Dense)
+		db := abar.Slice(k, j, k, j).(*mat.Dense)
+		cb := view(ar, j, n, k, j)
+		if j < n {
+			draw := d.RawMatrix()
+			blas64.Trsm(blas.Right, blas.NoTrans, 1,
+				blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: nb, Stride: draw.Stride, Data: draw.Data}, cb)
+			if k > 0 {
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, cb, view(lr, k, j, 0, k), 1, view(ar, j, n, 0, k))
+			}
+			t := tmp.Slice(0, nb, 0, nb).(*mat.Dense)
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, cb, view(lr, j, n, k, j), 0, t.RawMatrix())
+			db.Sub(db, tril(t))
+		}
+		db.Copy(cholRevUnblocked(d, db))
+		if k > 0 {
+			rb := view(ar, k, j, 0, k)
+			if j < n {
+				blas64.Gemm(blas.Trans, blas.NoTrans, -1, cb, view(lr, j, n, 0, k), 1, rb)
+			}
+			t := tmp.Slice(0, nb, 0, nb).(*mat.Dense)
+			t.Add(db, db.T())
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, t.RawMatrix(), view(lr, k, j, 0, k), 1, rb)
+		}
+	}
+	// Symmetrise: ½(Ā + Āᵀ) keeps the diagonal and halves the rest.
+	for i := 0; i < n; i++ {
+		for c := 0; c < i; c++ {
+			v := 0.5 * ar.Data[i*ar.Stride+c]
+			ar.Data[i*ar.Stride+c] = v
+			ar.Data[c*ar.Stride+i] = v
+		}
+	}
+	return abar
+}
+
+// cholRevUnblocked returns the lower-triangle gradient Φ(S + Sᵀ) with
+// S = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹ (Murray 2016, eq. 10) for a small factor L and the
+// lower-triangular L̄.
+func cholRevUnblocked(l, lbar *mat.Dense) *mat.Dense {
+	n, _ := l.Dims()
+	p := linalg.MulLowerT(l, lbar)
+	phi(p)
+	// S = L⁻ᵀ P L⁻¹; both solves act on columns: Sᵀ = L⁻ᵀ (L⁻ᵀ P)ᵀ.
+	y := linalg.SolveLowerT(l, p)
+	st := linalg.SolveLowerT(l, y.T())
+	out := mat.NewDense(n, n, nil)
+	out.Add(st, st.T())
+	phi(out)
+	return out
 }
 
 // phi keeps the lower triangle of the square m and halves its diagonal, in

@@ -6,6 +6,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/linalg"
 )
 
 // gemm returns op(a)·op(b) as a new matrix; gonum's Mul passes transposes
@@ -44,13 +46,13 @@ func MatMulTA(a, b *Node) *Node {
 	ar, _ := a.Dims()
 	br, _ := b.Dims()
 	mulShapes("MatMulTA", a, b, ar, br)
-	var v *mat.Dense
 	if a == b {
-		v = gram(a.val, blas.Trans)
-	} else {
-		v = gemm(a.val.T(), b.val)
+		// d(aᵀa) = daᵀa + aᵀda, so ā = a(Ḡ + Ḡᵀ) in one product.
+		return Custom(gram(a.val, blas.Trans), func(g *mat.Dense) []*mat.Dense {
+			return []*mat.Dense{gemm(a.val, symSum(g)), nil}
+		}, a, b)
 	}
-	return Custom(v, func(g *mat.Dense) []*mat.Dense {
+	return Custom(gemm(a.val.T(), b.val), func(g *mat.Dense) []*mat.Dense {
 		var ga, gb *mat.Dense
 		if a.needsGrad {
 			ga = gemm(b.val, g.T())
@@ -67,13 +69,13 @@ func MatMulTB(a, b *Node) *Node {
 	_, ac := a.Dims()
 	_, bc := b.Dims()
 	mulShapes("MatMulTB", a, b, ac, bc)
-	var v *mat.Dense
 	if a == b {
-		v = gram(a.val, blas.NoTrans)
-	} else {
-		v = gemm(a.val, b.val.T())
+		// ā = (Ḡ + Ḡᵀ)a in one product.
+		return Custom(linalg.Gram(a.val), func(g *mat.Dense) []*mat.Dense {
+			return []*mat.Dense{gemm(symSum(g), a.val), nil}
+		}, a, b)
 	}
-	return Custom(v, func(g *mat.Dense) []*mat.Dense {
+	return Custom(gemm(a.val, b.val.T()), func(g *mat.Dense) []*mat.Dense {
 		var ga, gb *mat.Dense
 		if a.needsGrad {
 			ga = gemm(g, b.val)
@@ -83,6 +85,14 @@ func MatMulTB(a, b *Node) *Node {
 		}
 		return []*mat.Dense{ga, gb}
 	}, a, b)
+}
+
+// symSum returns g + gᵀ for a square g.
+func symSum(g *mat.Dense) *mat.Dense {
+	n, _ := g.Dims()
+	s := mat.NewDense(n, n, nil)
+	s.Add(g, g.T())
+	return s
 }
 
 // gram returns aᵀa (t = Trans) or aaᵀ (t = NoTrans) via dsyrk, which does

@@ -1,12 +1,14 @@
 package inference
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
 	"sgplab/gp/kernels"
+	"sgplab/gp/linalg"
 )
 
 // ExactLML is the log marginal likelihood of GP regression,
@@ -20,7 +22,7 @@ func ExactLML(k kernels.Bound, x *ad.Node, y []float64, noise *ad.Node, opt Opti
 	if err != nil {
 		return nil, Info{}, err
 	}
-	return e.lml, Info{Jitter: e.fac.jitter()}, nil
+	return e.lml, Info{Jitter: e.jitter()}, nil
 }
 
 // ExactPosterior is the exact GP-regression posterior of f. Its basis
@@ -32,18 +34,21 @@ func ExactPosterior(k kernels.Bound, x *ad.Node, y []float64, noise *ad.Node, op
 	if err != nil {
 		return nil, err
 	}
-	linv := invLower(e.fac.lower())
+	linv := invLower(e.l)
 	// α = (K + σ²I)⁻¹ y = L⁻ᵀ L⁻¹ y.
 	alpha := mat.NewDense(len(y), 1, nil)
-	alpha.Mul(linv.T(), e.w.Value())
+	alpha.Mul(linv.T(), e.w)
 	return &Posterior{Alpha: alpha, A: linv}, nil
 }
 
 type exactTerms struct {
 	lml *ad.Node
-	fac factor
-	w   *ad.Node // L⁻¹ y
+	l   *mat.Dense // Cholesky factor of K + σ²I (+ jitter)
+	jit float64
+	w   *mat.Dense // L⁻¹ y
 }
+
+func (e *exactTerms) jitter() float64 { return e.jit }
 
 func exact(k kernels.Bound, x *ad.Node, y []float64, noise *ad.Node, opt Options) (*exactTerms, error) {
 	if err := opt.validate(); err != nil {
@@ -55,18 +60,55 @@ func exact(k kernels.Bound, x *ad.Node, y []float64, noise *ad.Node, opt Options
 	if err := checkNoise(noise); err != nil {
 		return nil, err
 	}
-	t := x.Tape()
-	n := len(y)
-	kxx := ad.AddDiag(k.K(x, x), noise)
-	fac, err := newDenseFactor("K + σ²I", kxx, opt)
-	if err != nil {
+	return gaussianLogDensity("K + σ²I", ad.AddDiag(k.K(x, x), noise), y, opt)
+}
+
+// gaussianLogDensity records log N(y | 0, K) as one tape node. Its adjoint
+// is K̄ = ½ ḡ (ααᵀ − K⁻¹) with α = K⁻¹y and K⁻¹ from the Cholesky factor
+// (dpotri), which costs about two forward factorisations; the generic
+// route through the Cholesky adjoint costs about eight. Jitter (Options
+// and escalation) is a constant, as in newDenseFactor.
+func gaussianLogDensity(name string, kn *ad.Node, y []float64, opt Options) (*exactTerms, error) {
+	n, c := kn.Dims()
+	if n != c || n != len(y) {
+		return nil, fmt.Errorf("inference: %s is %d×%d, want %d×%d", name, n, c, len(y), len(y))
+	}
+	kv := kn.Value()
+	if err := checkFinite(name, kv); err != nil {
 		return nil, err
 	}
-	w := fac.solveL(t.Const(column(y)))
-	lml := add(
-		ad.Scale(-0.5, ad.Sum(ad.Square(w))),
-		ad.Scale(-0.5, fac.logDet()),
-		t.Scalar(-0.5*float64(n)*math.Log(2*math.Pi)),
-	)
-	return &exactTerms{lml: lml, fac: fac, w: w}, nil
+	if opt.Jitter > 0 {
+		kv = mat.DenseCopyOf(kv)
+		for i := 0; i < n; i++ {
+			kv.Set(i, i, kv.At(i, i)+opt.Jitter)
+		}
+	}
+	l, extra, err := linalg.CholeskyJitter(kv, opt.maxTries())
+	if err != nil {
+		return nil, fmt.Errorf("inference: %s (%d×%d) not positive definite after jitter %g and %d escalations: %w",
+			name, n, n, opt.Jitter, opt.maxTries(), err)
+	}
+	w := linalg.SolveLower(l, column(y))
+	alpha := linalg.SolveLowerT(l, w)
+	quad := mat.Dot(w.ColView(0), w.ColView(0))
+	v := -0.5*quad - 0.5*linalg.LogDetChol(l) - 0.5*float64(n)*math.Log(2*math.Pi)
+	lml := ad.Custom(mat.NewDense(1, 1, []float64{v}), func(g *mat.Dense) []*mat.Dense {
+		inv, err := linalg.InverseChol(l)
+		if err != nil {
+			// l has a positive diagonal, so this cannot happen.
+			panic(err)
+		}
+		// K̄ = ½ ḡ (ααᵀ − K⁻¹), built in place in inv.
+		s := 0.5 * g.At(0, 0)
+		a := alpha.RawMatrix().Data
+		raw := inv.RawMatrix()
+		for i := 0; i < n; i++ {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+n]
+			for j, v := range row {
+				row[j] = s * (a[i]*a[j] - v)
+			}
+		}
+		return []*mat.Dense{inv}
+	}, kn)
+	return &exactTerms{lml: lml, l: l, jit: opt.Jitter + extra, w: w}, nil
 }

@@ -199,15 +199,22 @@ func Minimize(ctx context.Context, f Objective, x0 []float64, s Settings, cb fun
 
 // recorder reports major iterations to the callback.
 type recorder struct {
-	cb    func(Iteration)
-	start time.Time
-	last  int // last iteration reported
+	cb         func(Iteration)
+	start      time.Time
+	last       int // last iteration reported
+	sinceMajor int // function evaluations since the last completed iteration
 }
 
 func (r *recorder) Init() error { return nil }
 
 func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, st *optimize.Stats) error {
+	if op&optimize.FuncEvaluation != 0 {
+		if r.sinceMajor++; r.sinceMajor > maxLineSearchEvals {
+			return errLineSearchStalled
+		}
+	}
 	if op == optimize.MajorIteration {
+		r.sinceMajor = 0
 		r.last = st.MajorIterations
 		r.cb(Iteration{Iter: st.MajorIterations, F: loc.F, GradNorm: maxAbs(loc.Gradient), Elapsed: time.Since(r.start)})
 	}
@@ -293,6 +300,15 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 	}
 	return out, nil
 }
+
+// maxLineSearchEvals ends an L-BFGS run whose line search has evaluated the
+// objective this often without completing an iteration. gonum counts only
+// completed iterations against MaxIter, and a More–Thuente search that never
+// meets its conditions (seen on a converged SGPR fit at N = 2000) otherwise
+// evaluates forever; a healthy search needs a handful.
+const maxLineSearchEvals = 100
+
+var errLineSearchStalled = fmt.Errorf("line search made no progress in %d evaluations", maxLineSearchEvals)
 
 // Adam's standard constants (Kingma & Ba 2015).
 const (
