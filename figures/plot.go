@@ -150,12 +150,24 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 		}
 		return dimValue(r, fs.Series)
 	}
+	var refs []*run // runs of the reference method: a line, not a series
+	if fs.ReferenceMethod != "" {
+		var rest []*run
+		for _, r := range used {
+			if r.Method == fs.ReferenceMethod {
+				refs = append(refs, r)
+			} else {
+				rest = append(rest, r)
+			}
+		}
+		used = rest
+	}
 	var pv, sv []string
 	for _, r := range used {
 		pv = append(pv, panelOf(r))
 		sv = append(sv, seriesOf(r))
 	}
-	panels := orderValues(pv, nil)
+	panels := orderValues(pv, fs.PanelOrder)
 	if len(panels) == 0 {
 		panels = []string{""}
 	}
@@ -183,6 +195,9 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 			if fs.Panels != "dataset" && fs.Panels != "method" {
 				p.Title.Text = dimLabel(fs.Panels) + " = " + rc.label(pname)
 			}
+			if l, ok := fs.PanelLabels[pname]; ok {
+				p.Title.Text = l
+			}
 		} else {
 			p.Title.Text = f.title
 		}
@@ -206,6 +221,18 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 			if sname != "" && !legendAdded[sname] && len(thumbs) > 0 {
 				legend.Add(rc.label(sname), thumbs...)
 				legendAdded[sname] = true
+			}
+		}
+		if len(refs) > 0 {
+			var mine []*run
+			for _, r := range refs {
+				if fs.Panels == "" || panelOf(r) == pname {
+					mine = append(mine, r)
+				}
+			}
+			if th, ok := drawReference(p, fs, mine); ok && !legendAdded["\x00ref"] {
+				legend.Add(rc.label(fs.ReferenceMethod), th)
+				legendAdded["\x00ref"] = true
 			}
 		}
 		if fs.LogX {

@@ -87,6 +87,9 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options) (Su
 	if rc.profile == "" {
 		rc.profile = pickProfile(all)
 	}
+	if err := applyDerived(spec.Report.Derive, q, rc.profile, all); err != nil {
+		return Summary{}, err
+	}
 	sum := Summary{Dir: outDir, Profile: rc.profile}
 	write := func(name string, data []byte) error {
 		p := filepath.Join(outDir, name)
@@ -99,6 +102,7 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options) (Su
 
 	var index strings.Builder
 	rc.writeIndexHead(&index)
+	writeIndexDerived(&index, spec.Report.Derive)
 	if len(spec.Tables) > 0 {
 		index.WriteString("## Tables\n\n")
 	}
@@ -144,7 +148,15 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options) (Su
 				return sum, err
 			}
 		}
-		fig, err := buildFigure(fs, runs, traces, rc)
+		var fig *figure
+		switch fs.Kind {
+		case "matrix":
+			fig, err = buildMatrix(fs, runs, q, rc)
+		case "curve":
+			fig, err = buildCurve(fs, runs, q, rc)
+		default:
+			fig, err = buildFigure(fs, runs, traces, rc)
+		}
 		if err != nil {
 			return sum, fmt.Errorf("figures: figure %s: %w", fs.Name, err)
 		}

@@ -43,6 +43,9 @@ type ReportMeta struct {
 	// Fetch maps a dataset name to how to obtain it, for footnotes of absent
 	// cells; the default is "sgplab data fetch NAME".
 	Fetch map[string]string `toml:"fetch"`
+	// Derive defines per-run values computed by SQL at report time (see
+	// DeriveSpec).
+	Derive []DeriveSpec `toml:"derive"`
 }
 
 // TableSpec is one [[table]].
@@ -109,6 +112,27 @@ type FigureSpec struct {
 	Columns   int            `toml:"columns"` // panels per row; default up to 3
 	Width     float64        `toml:"width"`   // cm per panel; default 12
 	Height    float64        `toml:"height"`  // cm per panel; default 9
+	// PanelOrder lists panel values first, in this order (others follow sorted).
+	PanelOrder []string `toml:"panel_order"`
+	// PanelLabels titles panels by their raw value, for this figure only
+	// (before [report.labels]); "" is the panel of runs without the parameter.
+	PanelLabels map[string]string `toml:"panel_labels"`
+	// Artifact is the per-run array a "matrix" figure draws (e.g.
+	// "kernel_matrix") or the predictive curve of a "curve" figure (default
+	// "predictions", columns x0, mean, var_f, var_y).
+	Artifact string `toml:"artifact"`
+	// ReferenceArtifact, for "matrix": drawn as one more panel from the first
+	// run (e.g. the exact kernel). For "curve": the points drawn over each
+	// curve (default "train", columns x0, y; "none" draws none).
+	ReferenceArtifact string `toml:"reference_artifact"`
+	// ReferenceMethod, for "line" and "band": runs of this method are not a
+	// series but a dashed horizontal line per panel at their mean y (e.g. the
+	// exact log marginal likelihood above ELBO curves).
+	ReferenceMethod string `toml:"reference_method"`
+	// ZMin and ZMax fix the colour scale of a "matrix" figure (both 0: the
+	// data range).
+	ZMin float64 `toml:"zmin"`
+	ZMax float64 `toml:"zmax"`
 
 	filter filterSet
 }
@@ -193,6 +217,11 @@ func ParseReport(name, src string) (ReportSpec, error) {
 				loc.firstUnindexed(path), k[2], strings.Join(validKeys(t), ", ")))
 			continue
 		}
+		if k[0] == "report" && k[1] == "derive" && len(k) >= 3 {
+			errs = append(errs, fmt.Errorf("%s: unknown key %q in [[report.derive]]; valid keys: %s",
+				loc.firstUnindexed(path), k[2], strings.Join(validKeys(reflect.TypeOf(DeriveSpec{})), ", ")))
+			continue
+		}
 		if isMapKey(t, k[1]) {
 			continue // values inside [x.filter] / [report.labels] are checked below
 		}
@@ -213,6 +242,7 @@ func ParseReport(name, src string) (ReportSpec, error) {
 		spec.Grids = append(spec.Grids, g.Name)
 	}
 	errs = append(errs, spec.validate(loc)...)
+	errs = append(errs, spec.validateDerive(loc)...)
 	if len(errs) > 0 {
 		return ReportSpec{}, errors.Join(errs...)
 	}
@@ -252,7 +282,7 @@ var (
 	tableDims      = "method, dataset, split, seed, metric, profile, param:NAME"
 	aggregates     = []string{"mean_std", "mean", "median", "min", "max", "last"}
 	figAggregates  = []string{"mean", "median", "min", "max"}
-	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace"}
+	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace", "matrix", "curve"}
 	bands          = []string{"std", "2std", "minmax", "none"}
 	rankDirections = []string{"lower", "higher"}
 )
@@ -378,6 +408,22 @@ func (s *ReportSpec) validate(loc *locator) []error {
 			}
 			if f.Y != "objective" {
 				bad(p+".y", "a trace figure plots y = \"objective\", not %q", f.Y)
+			}
+		case "matrix", "curve":
+			if f.Kind == "matrix" && f.Artifact == "" {
+				bad(p+".artifact", "a matrix figure needs artifact = \"NAME\" (a per-run array the grid stores, e.g. kernel_matrix)")
+			}
+			if f.Kind == "curve" && f.Artifact == "" {
+				f.Artifact = "predictions"
+			}
+			if f.Kind == "curve" && f.ReferenceArtifact == "" {
+				f.ReferenceArtifact = "train"
+			}
+			if f.X != "" || f.Y != "" || f.Series != "" {
+				bad(p, "a %s figure draws one run per panel from its artifact; x, y and series are not used (use panels and filter)", f.Kind)
+			}
+			if f.ZMin > f.ZMax {
+				bad(p+".zmin", "zmin %g > zmax %g", f.ZMin, f.ZMax)
 			}
 		case "heatmap":
 			for _, d := range []struct{ key, v string }{{"x", f.X}, {"y", f.Y}} {

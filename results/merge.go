@@ -110,8 +110,15 @@ func mergeOne(dst *Store, src string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		arts, err := in.Artifacts(id)
+		if err != nil {
+			return 0, err
+		}
 		if err := writeRun(ctx, tx, r, metrics, trace); err != nil {
 			return 0, dst.wrap("merging run "+id+" from "+src, err)
+		}
+		if err := writeArtifacts(ctx, tx, id, arts); err != nil {
+			return 0, dst.wrap("merging artifacts of run "+id+" from "+src, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

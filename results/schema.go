@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package writes. It is stored in
 // the database header (PRAGMA user_version) and logged in the
 // schema_version table.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migration moves a database from version-1 to version.
 type migration struct {
@@ -23,6 +23,7 @@ type migration struct {
 // date by replaying the tail.
 var migrations = []migration{
 	{version: 1, sql: schemaV1},
+	{version: 2, sql: schemaV2},
 }
 
 // schemaV1 is the first schema.
@@ -103,6 +104,21 @@ CREATE VIEW run_metrics (run_id, method, dataset, split, seed, metric, value) AS
 CREATE VIEW run_params_v (run_id, method, dataset, split, seed, param, value, num) AS
 	SELECT r.id, r.method, r.dataset, r.split, r.seed, p.name, p.value, p.num
 	FROM runs r JOIN run_params p ON p.run_id = r.id;
+`
+
+// schemaV2 adds per-run arrays (predictive curves, kernel matrices) that
+// figures draw but that are not scalar metrics. data is the row-major
+// values as little-endian float64 (see EncodeValues); columns is a JSON list.
+const schemaV2 = `
+CREATE TABLE artifacts (
+	run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	name    TEXT NOT NULL,
+	rows    INTEGER NOT NULL,
+	cols    INTEGER NOT NULL,
+	columns TEXT NOT NULL,
+	data    BLOB NOT NULL,
+	PRIMARY KEY (run_id, name)
+) WITHOUT ROWID;
 `
 
 // userVersion reads PRAGMA user_version through q.

@@ -317,7 +317,7 @@ const traceBatch = 100
 // writeRun replaces the rows of r.ID inside tx. Children are deleted
 // explicitly so correctness does not hinge on PRAGMA foreign_keys.
 func writeRun(ctx context.Context, tx *sql.Tx, r Run, metrics []Metric, trace []TracePoint) error {
-	for _, table := range []string{"metrics", "traces", "run_params", "runs"} {
+	for _, table := range []string{"metrics", "traces", "run_params", "artifacts", "runs"} {
 		col := "run_id"
 		if table == "runs" {
 			col = "id"

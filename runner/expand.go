@@ -167,7 +167,7 @@ func (x *expander) includeSettings(g *settings, inc map[string]any, key string) 
 		case "params":
 			maps.Copy(s.extra, tableOf(v))
 		default:
-			if contains(fitKeys, k) || k == "metrics" || k == "time_limit" {
+			if contains(fitKeys, k) || k == "metrics" || k == "artifacts" || k == "time_limit" {
 				raw[k] = v
 			} else if documentedBy(methodsOf, k) {
 				s.extra[k] = v
@@ -236,6 +236,15 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		metricNames = append(metricNames, name)
 	}
 	sort.Strings(metricNames)
+	var artifactNames []string
+	for _, v := range toList(s.raw["artifacts"]) {
+		name, _ := v.(string)
+		if !artifactNameRE.MatchString(name) {
+			f.errorf(es, key+".artifacts", "artifact name %q must be lower-case snake case, e.g. %q (from the runner: %s; others come from the method)", name, ArtifactPredictions, strings.Join(RunnerArtifacts, ", "))
+		}
+		artifactNames = append(artifactNames, name)
+	}
+	sort.Strings(artifactNames)
 	var timeLimit time.Duration
 	if tl, ok := s.raw["time_limit"].(string); ok {
 		timeLimit, _ = time.ParseDuration(tl)
@@ -371,7 +380,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 														Dataset: dn, DatasetParams: dp, Protocol: protocol, Scaling: scaling,
 														Split: split, Seed: uint64(seed), Task: task,
 														Iterations: it, Optimizer: opt, LearningRate: lr, BatchSize: bs, GradTol: gt,
-														Metrics: metricNames, TimeLimit: timeLimit, Source: source,
+														Metrics: metricNames, Artifacts: artifactNames, TimeLimit: timeLimit, Source: source,
 													}
 													if keep != nil && !keep(r) {
 														continue

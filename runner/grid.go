@@ -84,6 +84,7 @@ var gridKeys = map[string]kind{
 	"grad_tol":      kFloats,
 	"task":          kStrings,
 	"metrics":       kList,
+	"artifacts":     kList,
 	"time_limit":    kDur,
 	"params":        kTable,
 	"dataset":       kTable,
@@ -94,7 +95,7 @@ var gridKeys = map[string]kind{
 
 // overridable are the grid keys a profile may replace.
 var overridable = []string{"methods", "datasets", "splits", "seeds", "iterations", "optimizer",
-	"learning_rate", "batch_size", "grad_tol", "task", "metrics", "time_limit", "params", "dataset"}
+	"learning_rate", "batch_size", "grad_tol", "task", "metrics", "artifacts", "time_limit", "params", "dataset"}
 
 // Optimizers are the accepted values of the optimizer key.
 var Optimizers = []string{"lbfgs", "adam"}

@@ -219,6 +219,7 @@ type outcome struct {
 	data      *Dataset
 	trainSecs float64
 	predSecs  float64
+	arts      []results.Artifact
 	err       error
 }
 
@@ -307,7 +308,11 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (string, 
 			rec.Status = results.StatusDone
 		}
 	}
-	if err := r.Store.SaveRun(rec, ms, tr); err != nil {
+	var arts []results.Artifact
+	if rec.Status == results.StatusDone {
+		arts = oc.arts
+	}
+	if err := r.Store.SaveRunArtifacts(rec, ms, tr, arts); err != nil {
 		return "", err
 	}
 	pr.finish(spec, rec, ms)
@@ -360,11 +365,18 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		oc.err = ctx.Err()
 		return oc
 	}
+	addExactLML(spec, &oc.fit, model, data.Train)
 	t1 := time.Now()
 	oc.pred, err = model.Predict(data.Test.X)
 	oc.predSecs = time.Since(t1).Seconds()
 	if err != nil {
 		oc.err = fmt.Errorf("predicting: %w", err)
+		return oc
+	}
+	if len(spec.Artifacts) > 0 {
+		if oc.arts, err = buildArtifacts(spec, oc, model); err != nil {
+			oc.err = err
+		}
 	}
 	return oc
 }

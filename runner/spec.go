@@ -36,6 +36,8 @@ type RunSpec struct {
 	BatchSize     int
 	GradTol       float64
 	Metrics       []string // metrics to keep; empty keeps all
+	// Artifacts are the arrays to store with the run (see StoreArtifacts).
+	Artifacts []string
 
 	// Not part of the identity:
 	TimeLimit time.Duration // 0 is no limit
@@ -81,6 +83,9 @@ func (s *RunSpec) seal() error {
 	}
 	if len(s.Metrics) > 0 {
 		m["metrics"] = s.Metrics
+	}
+	if len(s.Artifacts) > 0 { // absent when empty, so older run ids are unchanged
+		m["artifacts"] = s.Artifacts
 	}
 	b, err := json.Marshal(m) // encoding/json sorts map keys
 	if err != nil {
