@@ -13,6 +13,11 @@ endif
 ifneq ($(TAGS),)
 export CGO_LDFLAGS := -lopenblas
 endif
+# OpenBLAS's own worker threads fight the goroutines sgplab already runs on
+# every core: small BLAS calls from several goroutines then spin (measured:
+# an SGPR fit of 1 s took > 60 s with the default threads). One BLAS thread
+# per call unless the caller sets it.
+export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: build test fmt-check vet bench demo reproduce-% clean help
 

@@ -1,6 +1,7 @@
 package methods
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,19 +31,60 @@ const (
 	noiseName     = likelihoodPfx + likelihoods.NoiseVarianceName
 )
 
-// KernelParams documents the kernel choice and its initial hyperparameters.
-func KernelParams() []ParamDoc {
-	return []ParamDoc{
-		{Name: "kernel", Kind: String, Default: "se", Choices: kernels.Names(), Doc: "covariance function"},
-		{Name: "variance", Kind: Float, Default: 1.0, Doc: "initial kernel variance"},
-		{Name: "lengthscales", Kind: Floats, Default: []float64{1}, Doc: "initial lengthscale(s): one value, or one per input dimension"},
-		{Name: "ard", Kind: Bool, Default: true, Doc: "one lengthscale per input dimension"},
-	}
+// KernelDefaults are one method's kernel choices and initial values for
+// KernelParamsFor. Zero fields take the shared defaults, so every method
+// names its kernel parameters identically and differs only in defaults.
+type KernelDefaults struct {
+	Kernel      string   // default kernel ("se")
+	Choices     []string // kernels the method supports (every base kernel)
+	KernelDoc   string   // documentation of the kernel parameter ("covariance function")
+	Fixed       bool     // the method works only with Kernel: no kernel parameter
+	Variance    float64  // initial kernel variance (1)
+	Lengthscale float64  // initial lengthscale of every dimension (1)
+	OneD        bool     // the method is 1-D only: no ard parameter
+	// LengthscaleAlias also documents "lengthscale" (one number), the
+	// spelling some grids used before the names were unified.
+	LengthscaleAlias bool
 }
 
-// NoiseParams documents the Gaussian noise variance.
-func NoiseParams() []ParamDoc {
-	return []ParamDoc{{Name: "noise_variance", Kind: Float, Default: 1.0, Doc: "initial Gaussian noise variance"}}
+// KernelParams documents the kernel choice and its initial hyperparameters
+// with the shared defaults.
+func KernelParams() []ParamDoc { return KernelParamsFor(KernelDefaults{}) }
+
+// KernelParamsFor documents the kernel parameters (kernel, variance,
+// lengthscales, ard) with a method's own defaults d.
+func KernelParamsFor(d KernelDefaults) []ParamDoc {
+	name := cmp.Or(d.Kernel, "se")
+	choices := d.Choices
+	if choices == nil {
+		choices = kernels.Names()
+	}
+	var out []ParamDoc
+	if !d.Fixed {
+		out = append(out, ParamDoc{Name: "kernel", Kind: String, Default: name, Choices: choices, Doc: cmp.Or(d.KernelDoc, "covariance function")})
+	}
+	lsDoc := "initial lengthscale(s): one value, or one per input dimension"
+	if d.OneD {
+		lsDoc = "initial lengthscale (one value: the method is 1-D)"
+	}
+	out = append(out,
+		ParamDoc{Name: "variance", Kind: Float, Default: cmp.Or(d.Variance, 1.0), Doc: "initial kernel variance"},
+		ParamDoc{Name: "lengthscales", Kind: Floats, Default: []float64{cmp.Or(d.Lengthscale, 1.0)}, Doc: lsDoc})
+	if d.LengthscaleAlias {
+		out = append(out, ParamDoc{Name: "lengthscale", Kind: Float, Doc: "deprecated spelling of lengthscales = [value]; overrides lengthscales when given"})
+	}
+	if !d.OneD {
+		out = append(out, ParamDoc{Name: "ard", Kind: Bool, Default: true, Doc: "one lengthscale per input dimension"})
+	}
+	return out
+}
+
+// NoiseParams documents the Gaussian noise variance with the shared default.
+func NoiseParams() []ParamDoc { return NoiseParamsFor(1) }
+
+// NoiseParamsFor documents the Gaussian noise variance with initial value v.
+func NoiseParamsFor(v float64) []ParamDoc {
+	return []ParamDoc{{Name: "noise_variance", Kind: Float, Default: v, Doc: "initial Gaussian noise variance"}}
 }
 
 // InducingParams documents the number and initialisation of inducing inputs.
@@ -50,8 +92,8 @@ func InducingParams(defaultM int) []ParamDoc {
 	return []ParamDoc{
 		{Name: "num_inducing", Kind: Int, Default: defaultM, Doc: "number of inducing inputs M (capped at N)"},
 		{Name: "inducing_init", Kind: String, Default: "kmeans", Choices: []string{"kmeans", "greedy", "random", "file"},
-			Doc: "initial Z: k-means centres, greedy conditional variance, a random subset of X, or z_file"},
-		{Name: "z_file", Kind: String, Doc: "CSV of inducing inputs (one per row) for inducing_init = file"},
+			Doc: "initial Z: k-means centres (of at most 20 000 random training inputs), greedy conditional variance, a random subset of X, or z_file"},
+		{Name: "z_file", Kind: String, Doc: "CSV of inducing inputs (one per row; optional header) for inducing_init = file; num_inducing is then ignored"},
 		{Name: "train_inducing", Kind: Bool, Default: true, Doc: "optimise Z with the hyperparameters"},
 	}
 }
@@ -71,9 +113,35 @@ func concat(docs ...[]ParamDoc) []ParamDoc {
 
 // NewKernel builds the kernel named by p on dim inputs.
 func NewKernel(p Params, dim int) (kernels.Kernel, error) {
-	return kernels.New(p.String("kernel"), dim, kernels.Options{
-		Variance: p.Float("variance"), Lengthscales: p.Floats("lengthscales"), ARD: p.Bool("ard"),
-	})
+	return NewKernelNamed(p.String("kernel"), p, dim)
+}
+
+// NewKernelNamed builds the kernel name on dim inputs with the initial
+// hyperparameters in p (for methods whose kernel is fixed).
+func NewKernelNamed(name string, p Params, dim int) (kernels.Kernel, error) {
+	return kernels.New(name, dim, kernels.Options{Variance: p.Float("variance"), Lengthscales: initialLengthscales(p), ARD: p.Bool("ard")})
+}
+
+// initialLengthscales are the lengthscales in p (the alias "lengthscale"
+// wins when given).
+func initialLengthscales(p Params) []float64 {
+	if p.Has("lengthscale") {
+		return []float64{p.Float("lengthscale")}
+	}
+	return p.Floats("lengthscales")
+}
+
+// newRegressionSet declares kern's hyperparameters under KernelPrefix and
+// the Gaussian noise variance (noise_variance) at the initial value in p.
+func newRegressionSet(kern kernels.Kernel, p Params) (*param.Set, error) {
+	s := param.NewSet()
+	if err := kern.Declare(s, KernelPrefix); err != nil {
+		return nil, err
+	}
+	if err := likelihoods.NewGaussian(p.Float("noise_variance")).Declare(s, likelihoodPfx); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // checkPositive fails for parameters that are not positive and finite.
@@ -86,9 +154,13 @@ func checkPositive(method string, p Params, names ...string) error {
 			return fmt.Errorf("%s: %s must be positive and finite, got %v", method, n, v)
 		}
 	}
-	for _, l := range p.Floats("lengthscales") {
+	ls := initialLengthscales(p)
+	if len(ls) == 0 && p.Has("lengthscales") {
+		return fmt.Errorf("%s: lengthscales is empty; give one value or one per input dimension", method)
+	}
+	for _, l := range ls {
 		if !(l > 0) || math.IsInf(l, 0) {
-			return fmt.Errorf("%s: lengthscales must be positive and finite, got %v", method, p.Floats("lengthscales"))
+			return fmt.Errorf("%s: lengthscales must be positive and finite, got %v", method, ls)
 		}
 	}
 	return nil
@@ -112,12 +184,16 @@ func fitRNG(opt FitOptions, stream uint64) *rand.Rand {
 func InitInducing(p Params, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng *rand.Rand) (*mat.Dense, error) {
 	n, d := x.Dims()
 	m := min(p.Int("num_inducing"), n)
-	if m < 1 && p.String("inducing_init") != "file" {
+	init := p.String("inducing_init")
+	if m < 1 && init != "file" {
 		return nil, fmt.Errorf("num_inducing must be ≥ 1, got %d", p.Int("num_inducing"))
 	}
-	switch p.String("inducing_init") {
+	if p.String("z_file") != "" && init != "file" {
+		return nil, fmt.Errorf("z_file is given but inducing_init = %q; set inducing_init = \"file\" to use it", init)
+	}
+	switch init {
 	case "kmeans":
-		return inducing.KMeans(x, m, rng)
+		return kmeansZ(x, m, rng)
 	case "random":
 		return inducing.RandomSubset(x, m, rng)
 	case "greedy":
@@ -136,7 +212,7 @@ func InitInducing(p Params, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng
 		}
 		return z, nil
 	}
-	return nil, fmt.Errorf("unknown inducing_init %q", p.String("inducing_init"))
+	return nil, fmt.Errorf("unknown inducing_init %q", init)
 }
 
 // Settings turns the fit options into optimiser settings; defaultMethod is
@@ -159,7 +235,7 @@ func Settings(opt FitOptions, defaultMethod string) (optim.Settings, error) {
 // that optim.Train leaves fixed ones (e.g. Z with train_inducing = false)
 // fixed.
 func trainableNames(s *param.Set) []string {
-	var out []string
+	out := []string{} // not nil: nil would make optim.Train train everything
 	for _, n := range s.Names() {
 		if s.Trainable(n) {
 			out = append(out, n)
@@ -214,7 +290,11 @@ func checkTask(method string, opt FitOptions, tasks ...Task) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: task %q not supported", method, opt.Task)
+	names := make([]string, len(tasks))
+	for i, t := range tasks {
+		names[i] = string(t)
+	}
+	return fmt.Errorf("%s: task %q not supported (%s only)", method, opt.Task, strings.Join(names, " and "))
 }
 
 // checkInputs fails when test inputs do not match the training dimension.

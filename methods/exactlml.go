@@ -48,8 +48,7 @@ func (m *iffModel) ExactLML(train gp.Data) (float64, error) {
 // ExactLML is the exact L at the fitted product (or additive) Matérn
 // kernel of VFF, B-spline and additive-VFF models.
 func (m *intervalModel) ExactLML(train gp.Data) (float64, error) {
-	if m.lik == nil {
-		return 0, fmt.Errorf("exact log marginal likelihood before Fit")
-	}
-	return exactLMLOf(m.kern, m.set, intervalKernelPrefix, noiseName, train)
+	// Both the collapsed and the SVGP objective declare the Gaussian noise
+	// variance as "noise_variance" (the likelihood's name under prefix "").
+	return exactLMLOf(m.kern, m.set, intervalKernelPrefix, "noise_variance", train)
 }

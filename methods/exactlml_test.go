@@ -122,3 +122,42 @@ func TestExactLMLBeforeFit(t *testing.T) {
 		t.Error("ExactLML before Fit: no error")
 	}
 }
+
+// VFF (collapsed and SVGP) and B-splines report the exact L of their
+// product-Matérn prior; on 1-D data that is the Matérn-5/2 GP itself, so it
+// equals exact GPR's log marginal likelihood at the same hyperparameters.
+func TestIntervalExactLML(t *testing.T) {
+	train := iffTestData(150, 2)
+	ref, err := Build("gpr", map[string]any{"kernel": "matern52", "lengthscales": []float64{0.7}, "variance": 1.3, "noise_variance": 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rres, err := ref.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method string
+		p      map[string]any
+	}{
+		{"vff", map[string]any{"frequencies": int64(10)}},
+		{"vff", map[string]any{"frequencies": int64(10), "objective": "svgp"}},
+		{"bspline", map[string]any{"bases": int64(12)}},
+	} {
+		c.p["lengthscale"], c.p["variance"], c.p["noise_variance"] = 0.7, 1.3, 0.2
+		m, err := Build(c.method, c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil); err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.(ExactLMLModel).ExactLML(train)
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.method, c.p["objective"], err)
+		}
+		if math.Abs(got-rres.Objective) > 1e-8*math.Abs(rres.Objective) {
+			t.Errorf("%s %v: ExactLML = %.10g, exact GPR = %.10g", c.method, c.p["objective"], got, rres.Objective)
+		}
+	}
+}

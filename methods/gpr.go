@@ -12,7 +12,6 @@ import (
 	"sgplab/gp/features"
 	"sgplab/gp/inference"
 	"sgplab/gp/kernels"
-	"sgplab/gp/likelihoods"
 	"sgplab/gp/optim"
 	"sgplab/gp/param"
 )
@@ -77,11 +76,7 @@ func (m *gprModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 	if m.kern, err = NewKernel(m.p, m.dim); err != nil {
 		return FitResult{}, fmt.Errorf("gpr: %w", err)
 	}
-	m.set = param.NewSet()
-	if err := m.kern.Declare(m.set, KernelPrefix); err != nil {
-		return FitResult{}, fmt.Errorf("gpr: %w", err)
-	}
-	if err := likelihoods.NewGaussian(m.p.Float("noise_variance")).Declare(m.set, likelihoodPfx); err != nil {
+	if m.set, err = newRegressionSet(m.kern, m.p); err != nil {
 		return FitResult{}, fmt.Errorf("gpr: %w", err)
 	}
 	rep, terr := Train(ctx, m.set, m.objective(train.Y), st, "lbfgs", start, progress)

@@ -23,13 +23,24 @@ func init() {
 		Summary: "sparse GP regression with inducing points: collapsed bound, O(NM²) per step, L-BFGS",
 		Paper:   "Titsias (2009)",
 		Tasks:   []Task{Regression},
-		Params:  concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams()),
+		Params: concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams(), []ParamDoc{
+			{Name: "reselect_rounds", Kind: Int, Default: 0,
+				Doc: "rounds of greedy conditional-variance re-selection of Z alternating with training the hyperparameters " +
+					"(the IFF paper: up to 20), stopping at and restoring the best round once a round does not improve the bound; " +
+					"iterations is the budget per round; needs inducing_init = greedy and train_inducing = false; 0 = off"},
+		}),
 		New: func(p Params) (Model, error) {
 			if err := checkPositive("sgpr", p, "variance", "noise_variance"); err != nil {
 				return nil, err
 			}
 			if err := checkJitter("sgpr", p); err != nil {
 				return nil, err
+			}
+			if r := p.Int("reselect_rounds"); r < 0 {
+				return nil, fmt.Errorf("sgpr: reselect_rounds must be ≥ 0, got %d", r)
+			} else if r > 0 && (p.String("inducing_init") != "greedy" || p.Bool("train_inducing")) {
+				return nil, fmt.Errorf("sgpr: reselect_rounds = %d re-selects Z greedily between rounds, so it needs inducing_init = \"greedy\" "+
+					"and train_inducing = false (got %q and %v)", r, p.String("inducing_init"), p.Bool("train_inducing"))
 			}
 			return &sgprModel{p: p}, nil
 		},
@@ -95,26 +106,73 @@ func (m *sgprModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, prog
 		return FitResult{}, err
 	}
 	x := mat.DenseCopyOf(train.X)
-	var jitter float64
 	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
-		out, info, err := inference.SGPR(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(x), train.Y, b.Get(noiseName), m.opts())
-		jitter = info.Jitter
+		out, _, err := inference.SGPR(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(x), train.Y, b.Get(noiseName), m.opts())
 		return out, err
 	}
-	rep, terr := Train(ctx, m.set, obj, st, "lbfgs", start, progress)
+	var (
+		rep    optim.Report
+		terr   error
+		rounds int
+	)
+	if r := m.p.Int("reselect_rounds"); r > 0 {
+		rep, rounds, terr = m.reselectTrain(ctx, x, obj, st, r, start, progress)
+	} else {
+		rep, terr = Train(ctx, m.set, obj, st, st.Method, start, progress)
+	}
 	res := NewFitResult(rep, m.set, InducingName)
 	res.Extra["num_inducing"] = float64(m.feat.Z.RawMatrix().Rows)
+	if rounds > 0 {
+		res.Extra["reselect_rounds_run"] = float64(rounds)
+	}
 	if terr != nil && rep.Trace == nil {
 		return res, trainErr("sgpr", terr)
 	}
+	// The reported bound and jitter belong to the parameters the model
+	// keeps, not to the optimiser's last trial point.
 	t := ad.NewTape()
 	b := m.set.Bind(t)
+	final, info, err := inference.SGPR(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(x), train.Y, b.Get(noiseName), m.opts())
+	if err != nil {
+		return res, fmt.Errorf("sgpr: bound at the final parameters: %w", err)
+	}
+	res.Objective = final.Scalar()
+	res.Extra["jitter"] = info.Jitter
 	m.post, _, err = inference.SGPRPosterior(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(x), train.Y, b.Get(noiseName), m.opts())
 	if err != nil {
 		return res, fmt.Errorf("sgpr: posterior: %w", err)
 	}
-	res.Extra["jitter"] = jitter
 	return res, trainErr("sgpr", terr)
+}
+
+// reselectTrain runs the IFF paper's protocol (reselectLoop): greedy Z, then
+// training of the hyperparameters, for up to rounds rounds. The trace and
+// progress count iterations and time across rounds.
+func (m *sgprModel) reselectTrain(ctx context.Context, x *mat.Dense, obj func(*ad.Tape, *param.Bound) (*ad.Node, error),
+	st optim.Settings, rounds int, start time.Time, progress func(Progress)) (optim.Report, int, error) {
+	var all optim.Report
+	r := reselect{x: x, m: m.feat.Z.RawMatrix().Rows, kern: m.kern, kernelPrefix: KernelPrefix, zName: InducingName}
+	train := func(ctx context.Context, round int) (optim.Report, error) {
+		base, offset := all.Iterations, time.Since(start)
+		phase := fmt.Sprintf("%s round %d", st.Method, round+1)
+		rep, err := Train(ctx, m.set, obj, st, phase, start, func(p Progress) {
+			if progress != nil {
+				p.Iteration += base
+				progress(p)
+			}
+		})
+		for _, p := range rep.Trace {
+			p.Iteration += base
+			p.Elapsed += offset
+			all.Trace = append(all.Trace, p)
+		}
+		all.Iterations += rep.Iterations
+		all.Status = rep.Status
+		return rep, err
+	}
+	best, _, run, err := reselectLoop(ctx, m.set, r, rounds, train)
+	all.Objective = best
+	return all, run, err
 }
 
 func (m *sgprModel) Predict(x *mat.Dense) (Prediction, error) {
@@ -132,3 +190,6 @@ func (m *sgprModel) Predict(x *mat.Dense) (Prediction, error) {
 func (m *sgprModel) ExactLML(train gp.Data) (float64, error) {
 	return exactLMLOf(m.kern, m.set, KernelPrefix, noiseName, train)
 }
+
+// inducingZ returns the current inducing inputs.
+func (m *sgprModel) inducingZ() *mat.Dense { return m.set.Value(InducingName) }

@@ -235,3 +235,6 @@ func (m *svgpModel) Predict(x *mat.Dense) (Prediction, error) {
 	p, _ := m.lik.Predict(m.set, likelihoodPfx, mean, varf)
 	return Prediction{Mean: mean, VarF: varf, ProbPositive: p}, nil
 }
+
+// inducingZ returns the current inducing inputs.
+func (m *svgpModel) inducingZ() *mat.Dense { return m.set.Value(InducingName) }

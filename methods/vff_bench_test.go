@@ -52,3 +52,43 @@ func BenchmarkAVFFPrecompute(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVFFKroneckerStep is one objective + gradient of 2-D Kronecker
+// VFF with 16 frequencies per dimension (M = 31² = 961), after the
+// precompute on N = 10⁴ (the per-step cost does not depend on N).
+func BenchmarkVFFKroneckerStep(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		raw  map[string]any
+	}{
+		{"vff/M=961", map[string]any{"frequencies": int64(16)}},
+		{"vff-masked", map[string]any{"frequencies": int64(16), "mask": true}},
+		{"bspline/M=400", map[string]any{"bases": int64(20)}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			method := "vff"
+			if _, ok := c.raw["bases"]; ok {
+				method = "bspline"
+			}
+			model, err := Build(method, c.raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := model.(*intervalModel)
+			if _, err := model.Fit(context.Background(), boxData(10000, 2, 1), FitOptions{}, nil); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(m.feat.M()), "M")
+			for b.Loop() {
+				tp := ad.NewTape()
+				bd := m.set.Bind(tp)
+				out, err := m.collapsed(tp, bd)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tp.Backward(out)
+				_ = bd.Gradient()
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package methods
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -26,11 +25,11 @@ const (
 	vofDefaultEvalSamples  = 200
 )
 
-func vofCommonParams() []ParamDoc {
-	return []ParamDoc{
-		{Name: "variance", Kind: Float, Default: 1.0, Doc: "initial kernel variance"},
-		{Name: "lengthscale", Kind: Float, Default: 1.0, Doc: "initial kernel lengthscale"},
-		{Name: "noise_variance", Kind: Float, Default: 0.1, Doc: "initial Gaussian noise variance"},
+// vofParams are the parameters shared by both VOF bases; kern holds the
+// basis' kernel choices and both use the paper's initial noise variance 0.1.
+func vofParams(kern KernelDefaults) []ParamDoc {
+	kern.OneD, kern.LengthscaleAlias = true, true
+	return concat(KernelParamsFor(kern), NoiseParamsFor(0.1), []ParamDoc{
 		{Name: "num_features", Kind: Int, Default: 31, Doc: "number of features M"},
 		{Name: "covariance", Kind: String, Default: "dense", Choices: []string{"dense", "diagonal"},
 			Doc: "structure of S in q(u) = N(m, S): dense (S = LLᵀ) or diagonal (mean field)"},
@@ -39,7 +38,7 @@ func vofCommonParams() []ParamDoc {
 			Doc: "T: points per stratified sample set (two sets: 2T samples for the mean, T² pairs for the variance)"},
 		{Name: "eval_samples", Kind: Int, Default: vofDefaultEvalSamples,
 			Doc: "Monte-Carlo ELBO evaluations averaged for the reported elbo_mc after training (the paper used 5000)"},
-	}
+	})
 }
 
 func init() {
@@ -48,7 +47,7 @@ func init() {
 		Summary: "variational orthogonal features, Hermite basis (SE kernel): Kuu = I, closed-form Kuf, dense or diagonal S",
 		Paper:   "Burt, Rasmussen & van der Wilk (2020)",
 		Tasks:   []Task{Regression},
-		Params: append(vofCommonParams(),
+		Params: append(vofParams(KernelDefaults{Kernel: "se", Fixed: true}),
 			ParamDoc{Name: "sigma_x", Kind: Float, Default: 0.0,
 				Doc: "initial σx of the matching eigenfunction input density (r² = ℓ√(σx² + ℓ²/4)); 0 = std of the training inputs"},
 			ParamDoc{Name: "fix_sigma_x", Kind: Bool, Default: false, Doc: "keep σx at its initial value"},
@@ -62,9 +61,8 @@ func init() {
 		Summary: "variational orthogonal features, trigonometric basis on [−a, a]: Kuu = I, Monte-Carlo ELBO, dense or diagonal S",
 		Paper:   "Burt, Rasmussen & van der Wilk (2020)",
 		Tasks:   []Task{Regression},
-		Params: append(vofCommonParams(),
-			ParamDoc{Name: "kernel", Kind: String, Default: "matern32", Choices: []string{"se", "matern12", "matern32", "matern52"},
-				Doc: "1-D stationary kernel"},
+		Params: append(vofParams(KernelDefaults{Kernel: "matern32", Choices: []string{"se", "matern12", "matern32", "matern52"},
+			KernelDoc: "1-D stationary kernel"}),
 			ParamDoc{Name: "a", Kind: Float, Default: 0.0,
 				Doc: "initial half-width a of the frequency interval; 0 = πJ / max|x| with J = (M−1)/2"},
 			ParamDoc{Name: "fix_a", Kind: Bool, Default: false, Doc: "keep a at its initial value"},
@@ -76,8 +74,9 @@ func init() {
 }
 
 const (
-	vofKernelPrefix  = "kernel."
+	vofKernelPrefix  = KernelPrefix // kept for existing callers
 	vofFeaturePrefix = "feature."
+	QSqrtDiagName    = "q_sqrt_diag" // the diagonal of S^½ for covariance = diagonal
 )
 
 type vofModel struct {
@@ -97,10 +96,8 @@ func newVOFModel(p Params, hermite bool) (Model, error) {
 	if hermite {
 		name = "vof-hermite"
 	}
-	for _, k := range []string{"variance", "lengthscale", "noise_variance"} {
-		if v := p.Float(k); !(v > 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%s: %s must be positive and finite, got %v", name, k, v)
-		}
+	if err := checkPositive(name, p, "variance", "noise_variance", "lengthscale"); err != nil {
+		return nil, err
 	}
 	for _, k := range []string{"sigma_x", "a"} {
 		if v := p.Float(k); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -135,8 +132,7 @@ func (m *vofModel) build(train gp.Data) error {
 		kname = m.p.String("kernel")
 	}
 	var err error
-	m.kern, err = kernels.New(kname, 1, kernels.Options{Variance: m.p.Float("variance"), Lengthscales: []float64{m.p.Float("lengthscale")}})
-	if err != nil {
+	if m.kern, err = NewKernelNamed(kname, m.p, 1); err != nil {
 		return m.errf("%w", err)
 	}
 	if m.hermite {
@@ -168,18 +164,14 @@ func (m *vofModel) build(train gp.Data) error {
 		f.Fixed = m.p.Bool("fix_a")
 		m.feat = f
 	}
-	m.set = param.NewSet()
-	if err := m.kern.Declare(m.set, vofKernelPrefix); err != nil {
-		return err
+	if m.set, err = newRegressionSet(m.kern, m.p); err != nil {
+		return m.errf("%w", err)
 	}
 	if err := m.feat.Declare(m.set, vofFeaturePrefix); err != nil {
 		return m.errf("%w", err)
 	}
-	if err := m.set.AddScalar("noise_variance", m.p.Float("noise_variance"), param.DefaultPositive); err != nil {
-		return err
-	}
 	// q(u) starts at the prior N(0, I) (vof-spec D13).
-	if err := m.set.Add("q_mu", mat.NewDense(m.m, 1, nil), param.Identity{}); err != nil {
+	if err := m.set.Add(QMuName, mat.NewDense(m.m, 1, nil), param.Identity{}); err != nil {
 		return err
 	}
 	if m.diagonal() {
@@ -187,31 +179,31 @@ func (m *vofModel) build(train gp.Data) error {
 		for i := range ones {
 			ones[i] = 1
 		}
-		err = m.set.Add("q_sqrt_diag", mat.NewDense(m.m, 1, ones), param.Identity{})
+		err = m.set.Add(QSqrtDiagName, mat.NewDense(m.m, 1, ones), param.Identity{})
 	} else {
 		l := mat.NewDense(m.m, m.m, nil)
 		for i := range m.m {
 			l.Set(i, i, 1)
 		}
-		err = m.set.Add("q_sqrt", l, param.Identity{})
+		err = m.set.Add(QSqrtName, l, param.Identity{})
 	}
 	if err != nil {
 		return err
 	}
 	if !m.p.Bool("train_hyper") {
-		m.set.SetTrainable(false, vofKernelPrefix+"variance", vofKernelPrefix+"lengthscales", "noise_variance")
+		m.set.SetTrainable(false, KernelPrefix+"variance", KernelPrefix+"lengthscales", noiseName)
 	}
 	return nil
 }
 
 func (m *vofModel) bind(b *param.Bound) (kernels.Bound, features.Bound, inference.OrthoVariational) {
-	q := inference.OrthoVariational{Mu: b.Get("q_mu")}
+	q := inference.OrthoVariational{Mu: b.Get(QMuName)}
 	if m.diagonal() {
-		q.SqrtDiag = b.Get("q_sqrt_diag")
+		q.SqrtDiag = b.Get(QSqrtDiagName)
 	} else {
-		q.Sqrt = b.Get("q_sqrt")
+		q.Sqrt = b.Get(QSqrtName)
 	}
-	return m.kern.Bind(b, vofKernelPrefix), m.feat.Bind(b, vofFeaturePrefix), q
+	return m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, vofFeaturePrefix), q
 }
 
 // elbo evaluates the training objective on the rows idx of train (nil: all)
@@ -227,14 +219,14 @@ func (m *vofModel) elbo(t *ad.Tape, b *param.Bound, train gp.Data, idx []int, mc
 	if mc {
 		t1 := m.p.Int("mc_samples")
 		s1, s2 := inference.StratifiedSamples(rng, t1), inference.StratifiedSamples(rng, t1)
-		return inference.VOFMonteCarlo(k, f.(features.SpectralFeature), xn, y, b.Get("noise_variance"), q, s1, s2, train.N())
+		return inference.VOFMonteCarlo(k, f.(features.SpectralFeature), xn, y, b.Get(noiseName), q, s1, s2, train.N())
 	}
-	return inference.VOFELBO(k, f, xn, y, b.Get("noise_variance"), q, train.N())
+	return inference.VOFELBO(k, f, xn, y, b.Get(noiseName), q, train.N())
 }
 
 func (m *vofModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
-	if opt.Task != "" && opt.Task != Regression {
-		return FitResult{}, m.errf("task %q not supported (regression only)", opt.Task)
+	if err := checkTask(m.name, opt, Regression); err != nil {
+		return FitResult{}, err
 	}
 	if err := train.Validate(); err != nil {
 		return FitResult{}, m.errf("%w", err)
@@ -243,23 +235,23 @@ func (m *vofModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 		return FitResult{}, m.errf("VOF is implemented for 1-D inputs (as in the paper); the data have %d dimensions", d)
 	}
 	start := time.Now()
-	if err := m.build(train); err != nil {
-		return FitResult{}, err
-	}
-	method := opt.Optimizer
 	stochastic := m.monteCarlo() || (opt.BatchSize > 0 && opt.BatchSize < train.N())
-	if method == "" {
-		method = optim.LBFGS
-		if stochastic {
-			method = optim.Adam
-		}
+	defaultMethod := optim.LBFGS
+	if stochastic {
+		defaultMethod = optim.Adam
 	}
-	if method == optim.LBFGS && stochastic {
+	st, err := Settings(opt, defaultMethod)
+	if err != nil {
+		return FitResult{}, m.errf("%w", err)
+	}
+	if st.Method == optim.LBFGS && stochastic {
 		return FitResult{}, m.errf("the objective is stochastic (Monte-Carlo estimator or minibatches) and L-BFGS needs a deterministic one; use optimizer \"adam\" or a deterministic estimator with full batches")
 	}
-	lr := opt.LearningRate
-	if lr == 0 {
-		lr = vofDefaultLearningRate
+	if st.LearningRate == 0 {
+		st.LearningRate = vofDefaultLearningRate
+	}
+	if err := m.build(train); err != nil {
+		return FitResult{}, err
 	}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x766f66)) // "vof"
 	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
@@ -269,26 +261,16 @@ func (m *vofModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 		}
 		return m.elbo(t, b, train, idx, m.monteCarlo(), rng)
 	}
-	rep, trainErr := optim.Train(ctx, m.set, obj, []optim.Phase{{
-		Name:     method,
-		Settings: optim.Settings{Method: method, MaxIter: opt.Iterations, GradTol: opt.GradTol, LearningRate: lr},
-	}}, func(p optim.Progress) {
-		if progress != nil {
-			progress(Progress{Phase: p.Phase, Iteration: p.Iteration, Objective: p.Objective, Elapsed: time.Since(start)})
-		}
-	})
-	res := FitResult{Objective: rep.Objective, Iterations: rep.Iterations, Extra: map[string]float64{"num_features": float64(m.m)}}
-	for _, p := range rep.Trace {
-		res.Trace = append(res.Trace, TracePoint{Iteration: p.Iteration, Elapsed: p.Elapsed.Seconds(), Objective: p.Objective})
-	}
-	if trainErr != nil && !errors.Is(trainErr, context.Canceled) && !errors.Is(trainErr, context.DeadlineExceeded) {
-		return res, m.errf("%w", trainErr)
+	rep, terr := Train(ctx, m.set, obj, st, st.Method, start, progress)
+	res := NewFitResult(rep, m.set, QMuName, QSqrtName, QSqrtDiagName)
+	res.Extra["num_features"] = float64(m.m)
+	if terr != nil && rep.Trace == nil {
+		return res, trainErr(m.name, terr)
 	}
 	if err := m.summarise(train, opt.Seed, &res); err != nil {
 		return res, err
 	}
-	res.Hyper = m.set.Natural()
-	return res, trainErr
+	return res, trainErr(m.name, terr)
 }
 
 // summarise stores the posterior and the final ELBOs: the deterministic one
@@ -300,7 +282,7 @@ func (m *vofModel) summarise(train gp.Data, seed uint64, res *FitResult) error {
 	b := m.set.Bind(t)
 	k, f, q := m.bind(b)
 	x := t.Const(train.X)
-	det, err := inference.VOFELBO(k, f, x, train.Y, b.Get("noise_variance"), q, 0)
+	det, err := inference.VOFELBO(k, f, x, train.Y, b.Get(noiseName), q, 0)
 	if err != nil {
 		return m.errf("final ELBO: %w", err)
 	}
@@ -329,7 +311,7 @@ func (m *vofModel) summarise(train gp.Data, seed uint64, res *FitResult) error {
 		}
 	}
 	kuf := f.Kuf(k, x).Value()
-	opt, err := inference.OrthoOptimal(kuf, k.Diag(x).Value().RawMatrix().Data, train.Y, m.set.Scalar("noise_variance"))
+	opt, err := inference.OrthoOptimal(kuf, k.Diag(x).Value().RawMatrix().Data, train.Y, m.set.Scalar(noiseName))
 	if err != nil {
 		return m.errf("optimal bounds: %w", err)
 	}
@@ -338,7 +320,7 @@ func (m *vofModel) summarise(train gp.Data, seed uint64, res *FitResult) error {
 	if m.post, err = inference.OrthoPosterior(q); err != nil {
 		return m.errf("posterior: %w", err)
 	}
-	m.noise = m.set.Scalar("noise_variance")
+	m.noise = m.set.Scalar(noiseName)
 	return nil
 }
 
@@ -351,7 +333,7 @@ func (m *vofModel) Predict(x *mat.Dense) (Prediction, error) {
 	}
 	mean, varF, err := m.post.Predict(x, func(t *ad.Tape) (kernels.Bound, features.Bound) {
 		b := m.set.Bind(t)
-		return m.kern.Bind(b, vofKernelPrefix), m.feat.Bind(b, vofFeaturePrefix)
+		return m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, vofFeaturePrefix)
 	})
 	if err != nil {
 		return Prediction{}, m.errf("%w", err)
@@ -368,5 +350,5 @@ func (m *vofModel) Predict(x *mat.Dense) (Prediction, error) {
 // ExactLML is the exact log marginal likelihood at the fitted kernel and
 // noise (the "full ML" reference of the paper's Figure 3).
 func (m *vofModel) ExactLML(train gp.Data) (float64, error) {
-	return exactLMLOf(m.kern, m.set, vofKernelPrefix, "noise_variance", train)
+	return exactLMLOf(m.kern, m.set, KernelPrefix, noiseName, train)
 }

@@ -1,6 +1,7 @@
 package features
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -216,4 +217,16 @@ func TestBSplineBadInput(t *testing.T) {
 			t.Errorf("%s: error %v, want one mentioning %q", name, c.err, c.want)
 		}
 	}
+}
+
+func ExampleNewBSplines() {
+	k1, _ := kernels.New("matern52", 1, kernels.Options{})
+	k2, _ := kernels.New("matern52", 1, kernels.Options{})
+	sep, _ := NewSeparable(k1, k2)
+	x := mat.NewDense(3, 2, []float64{0, 0, 0.5, 1, 1, 2})
+	box, _ := PaddedIntervals(x, 0.1) // [min − 0.1, max + 0.1] per dimension
+	f, _ := NewBSplines(sep, box, 10, Kronecker)
+	phi, _ := f.Phi(x)
+	fmt.Println(f.Name(), f.M(), mat.Sum(phi.ColView(0)))
+	// Output: bspline(kronecker) 100 1
 }

@@ -431,8 +431,12 @@ func TestStructuralOpsGradients(t *testing.T) {
 		"kron":      func(_ *ad.Tape, x []*ad.Node) *ad.Node { return Kron(x[0], x[1]) },
 		"blockdiag": func(_ *ad.Tape, x []*ad.Node) *ad.Node { return BlockDiag(x[0], x[1], x[2]) },
 		"select":    func(_ *ad.Tape, x []*ad.Node) *ad.Node { return SelectSym(Kron(x[2], x[2]), []int{0, 2, 4, 7}) },
+		"mode": func(_ *ad.Tape, x []*ad.Node) *ad.Node {
+			y := ModeProduct(x[2], ad.VCat(x[1], ad.Scale(-2, x[1])), []int{2, 3}, 1) // 6×2 rows on a 2×3 grid
+			return ModeProduct(x[3], y, []int{2, 3}, 0)
+		},
 	} {
-		if err := ad.CheckGradient(f, []*mat.Dense{a, b, sq}, 1e-6, 1e-7); err != nil {
+		if err := ad.CheckGradient(f, []*mat.Dense{a, b, sq, mat.NewDense(2, 2, []float64{1, -2, 0.5, 3})}, 1e-6, 1e-7); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -498,4 +502,126 @@ func ExampleNewVFF() {
 	r, c := phi.Dims()
 	fmt.Println(f.Name(), f.M(), r, c)
 	// Output: vff(additive) 59 59 2
+}
+
+// TestSeparableKernel checks k(x, z) = Π_d k_d(x_d, z_d) and its diagonal.
+func TestSeparableKernel(t *testing.T) {
+	k1, _ := kernels.New("matern12", 1, kernels.Options{Variance: 2, Lengthscales: []float64{0.3}})
+	k2, _ := kernels.New("matern52", 1, kernels.Options{Lengthscales: []float64{1.7}})
+	sep, err := NewSeparable(k1, k2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sep.Name() != "separable(matern12,matern52)" {
+		t.Errorf("name %q", sep.Name())
+	}
+	s := mustSet(t, sep)
+	x := mat.NewDense(3, 2, []float64{0, 0, 0.5, -1, 1.2, 0.3})
+	z := mat.NewDense(2, 2, []float64{0.1, 0.2, -0.4, 2})
+	got := kernels.Matrix(sep, s, "k.", x, z)
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 2; j++ {
+			r1 := math.Abs(x.At(i, 0)-z.At(j, 0)) / 0.3
+			r2 := math.Sqrt(5) * math.Abs(x.At(i, 1)-z.At(j, 1)) / 1.7
+			want := 2 * math.Exp(-r1) * (1 + r2 + r2*r2/3) * math.Exp(-r2)
+			if math.Abs(got.At(i, j)-want) > 1e-12 {
+				t.Errorf("k[%d,%d] = %v, want %v", i, j, got.At(i, j), want)
+			}
+		}
+	}
+	for _, v := range kernels.DiagValues(sep, s, "k.", x) {
+		if math.Abs(v-2) > 1e-15 {
+			t.Errorf("k(x, x) = %v, want 2", v)
+		}
+	}
+	se2, _ := kernels.New("se", 2, kernels.Options{})
+	if _, err := NewSeparable(k1, se2); err == nil {
+		t.Error("2-D component accepted")
+	}
+}
+
+type fakeParts struct{ parts []kernels.Bound }
+
+func (f fakeParts) Parts() []kernels.Bound { return f.parts }
+func (fakeParts) K(x, z *ad.Node) *ad.Node { panic("unused") }
+func (fakeParts) Diag(x *ad.Node) *ad.Node { panic("unused") }
+
+// TestWhitenerMatchesDense: the structured whitening equals L⁻¹B with the
+// dense Cholesky factor of Kuu, and its gradients agree with finite
+// differences.
+func TestWhitenerMatchesDense(t *testing.T) {
+	m32, _ := kernels.New("matern32", 1, kernels.Options{})
+	m52, _ := kernels.New("matern52", 1, kernels.Options{})
+	m12, _ := kernels.New("matern12", 1, kernels.Options{})
+	sep3, _ := NewSeparable(m32, m52, m12)
+	sep2, _ := NewSeparable(m52, m32)
+	add, _ := kernels.Additive(m32, m52, m12)
+	ivs := []Interval{{0, 1}, {-1, 1}, {0, 3}}
+	build := []struct {
+		name string
+		f    func() (*IntervalFeature, error)
+	}{
+		{"additive vff", func() (*IntervalFeature, error) { return NewVFF(add, ivs, 3, Additive, false) }},
+		{"kronecker vff 3-D", func() (*IntervalFeature, error) { return NewVFF(sep3, ivs, 2, Kronecker, false) }},
+		{"masked vff", func() (*IntervalFeature, error) { return NewVFF(sep2, ivs[:2], 4, Kronecker, true) }},
+		{"kronecker bspline", func() (*IntervalFeature, error) { return NewBSplines(sep2, ivs[:2], 5, Kronecker) }},
+		{"1-D bspline", func() (*IntervalFeature, error) { return NewBSplines(m32, ivs[:1], 6, Additive) }},
+	}
+	for _, c := range build {
+		f, err := c.f()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := f.Dim()
+		inputs := []*mat.Dense{}
+		for i := 0; i < d; i++ {
+			inputs = append(inputs, mat.NewDense(1, 1, []float64{0.8 + 0.3*float64(i)}), mat.NewDense(1, 1, []float64{0.3 + 0.2*float64(i)}))
+		}
+		bmat := mat.NewDense(f.M(), 3, nil)
+		for i := 0; i < f.M(); i++ {
+			for j := 0; j < 3; j++ {
+				bmat.Set(i, j, math.Sin(float64(3*i+j)))
+			}
+		}
+		inputs = append(inputs, bmat)
+		kernel := func(xs []*ad.Node) kernels.Bound {
+			if d == 1 {
+				return &fakeMatern{v: xs[0], l: xs[1]}
+			}
+			parts := make([]kernels.Bound, d)
+			for i := range parts {
+				parts[i] = &fakeMatern{v: xs[2*i], l: xs[2*i+1]}
+			}
+			return fakeParts{parts}
+		}
+		// Values against the dense Cholesky factor.
+		tp := ad.NewTape()
+		xs := make([]*ad.Node, len(inputs))
+		for i, in := range inputs {
+			xs[i] = tp.Const(in)
+		}
+		w, err := f.Whitener(kernel(xs), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := w(xs[len(xs)-1]).Value()
+		l, err := ad.Cholesky(f.Kuu(kernel(xs)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ad.SolveLower(l, xs[len(xs)-1]).Value()
+		if !mat.EqualApprox(got, want, 1e-10) {
+			t.Errorf("%s: structured whitening differs from dense", c.name)
+		}
+		err = ad.CheckGradient(func(_ *ad.Tape, xs []*ad.Node) *ad.Node {
+			w, err := f.Whitener(kernel(xs), 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return w(xs[len(xs)-1])
+		}, inputs, 1e-6, 1e-6)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
 }
