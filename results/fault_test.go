@@ -139,6 +139,7 @@ func TestUnwritablePath(t *testing.T) {
 		{"parent is a file", filepath.Join(file, "results.db"), "cannot create directory"},
 		{"path is a directory", dir, "is a directory"},
 		{"not a database", garbage, "not a database"},
+		{"short non-database file", file, "not a database"},
 		{"empty path", "", "empty database path"},
 	}
 	if os.Geteuid() != 0 { // root ignores permission bits

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"os"
@@ -164,7 +165,13 @@ func precheck(abs string, readOnly bool) error {
 		return fmt.Errorf("results: database %s does not exist", abs)
 	case readOnly && err != nil:
 		return fmt.Errorf("results: database %s: %w", abs, err)
-	case readOnly:
+	}
+	if err == nil && fi.Size() > 0 {
+		if err := checkHeader(abs); err != nil {
+			return err
+		}
+	}
+	if readOnly {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
@@ -175,6 +182,27 @@ func precheck(abs string, readOnly bool) error {
 		return fmt.Errorf("results: database %s is not writable: %w", abs, err)
 	}
 	return f.Close()
+}
+
+// sqliteMagic starts every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// checkHeader refuses a non-empty file that is not an SQLite database.
+// SQLite itself only notices when the file is long enough to hold a header:
+// a file shorter than that (a one-line note given as --db by mistake) would
+// silently be overwritten with a new database.
+func checkHeader(abs string) error {
+	f, err := os.Open(abs)
+	if err != nil {
+		return fmt.Errorf("results: database %s: %w", abs, err)
+	}
+	defer f.Close()
+	buf := make([]byte, len(sqliteMagic))
+	n, _ := io.ReadFull(f, buf)
+	if string(buf[:n]) != sqliteMagic {
+		return fmt.Errorf("results: %s is not a database (no SQLite header); refusing to overwrite it", abs)
+	}
+	return nil
 }
 
 // escapeURIPath escapes the characters that would end the path part of an

@@ -194,6 +194,11 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	}
 feeding:
 	for _, s := range todo {
+		// select picks at random among ready cases: check first so that no
+		// run starts after a store error or an interrupt.
+		if stopCtx.Err() != nil {
+			break
+		}
 		select {
 		case <-stopCtx.Done():
 			break feeding

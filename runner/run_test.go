@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -217,10 +218,112 @@ func TestShardsMergedTwice(t *testing.T) {
 	}
 }
 
-func TestUnwritableDB(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := results.Open(filepath.Join(dir, "missing-file-as-dir", "\x00bad.db")); err == nil {
-		t.Error("opening an invalid path succeeded")
+// TestStoreLockedByAnotherWriter holds the database's write lock on another
+// connection (as another sgplab process would) while a sweep runs. The
+// decision: the runner waits up to the store's busy timeout for the lock,
+// then stops the sweep with an error that names the database, says it is
+// locked and for how long it waited. Nothing is half-written, and once the
+// lock is released the same sweep runs from scratch without duplicates.
+func TestStoreLockedByAnotherWriter(t *testing.T) {
+	runs, _, err := expand(t, strings.Replace(mixed, `["fake-mean", "fake-panic", "fake-fail"]`, `["fake-mean"]`, 1), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "r.db")
+	st, err := results.OpenWith(path, results.Options{BusyTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := &Runner{Store: st, Prepare: fakePrepare, Out: &bytes.Buffer{}, Grace: time.Second}
+
+	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.Begin() // BEGIN IMMEDIATE: holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := r.Run(context.Background(), runs)
+	if err == nil {
+		t.Fatal("the sweep succeeded while another connection held the write lock")
+	}
+	for _, want := range []string{path, "locked by another", "200ms"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if sum.Done != 0 || sum.Failed != 0 {
+		t.Errorf("summary %v: no run can have been recorded", sum)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	sum, err = r.Run(context.Background(), runs)
+	if err != nil || sum.Done != len(runs) || sum.Skipped != 0 {
+		t.Fatalf("after the lock was released: summary %v, err %v", sum, err)
+	}
+	if n := count(t, st, "SELECT COUNT(*) FROM runs"); n != int64(len(runs)) {
+		t.Errorf("%d runs stored, want %d", n, len(runs))
+	}
+	if n := count(t, st, "SELECT COUNT(*) FROM traces"); n != int64(3*len(runs)) {
+		t.Errorf("%d trace rows, want %d", n, 3*len(runs))
+	}
+}
+
+// TestStoreLockedMidSweep takes the write lock after the first run has been
+// recorded: the sweep stops with the lock error (not ErrInterrupted), the
+// finished run is kept, the one in flight is not recorded as done, and no
+// later run starts.
+func TestStoreLockedMidSweep(t *testing.T) {
+	runs, _, err := expand(t, strings.Replace(mixed, `["fake-mean", "fake-panic", "fake-fail"]`, `["fake-mean", "fake-block"]`, 1), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "r.db")
+	st, err := results.OpenWith(path, results.Options{BusyTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := &Runner{Store: st, Prepare: fakePrepare, Out: &bytes.Buffer{}, Grace: time.Second}
+	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	// Order is mean, block, mean, block: take the lock while the first block
+	// run is in flight, then cancel it; its interrupted record cannot be
+	// written, and a store error takes precedence over the interruption.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	locked := make(chan *sql.Tx, 1)
+	go func() {
+		<-started
+		tx, err := other.Begin()
+		if err != nil {
+			t.Error(err)
+		}
+		locked <- tx
+		cancel()
+	}()
+	sum, err := r.Run(ctx, runs)
+	tx := <-locked
+	if tx != nil {
+		tx.Rollback()
+	}
+	if err == nil || !strings.Contains(err.Error(), "locked by another") || errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want the lock error", err)
+	}
+	if sum.Done != 1 {
+		t.Errorf("summary %v, want the first run done", sum)
+	}
+	st2, _ := st.Statuses([]string{runs[0].ID, runs[1].ID, runs[2].ID})
+	if st2[runs[0].ID] != results.StatusDone || st2[runs[1].ID] == results.StatusDone || st2[runs[2].ID] != "" {
+		t.Errorf("statuses %v: want first done, second not done, third absent", st2)
 	}
 }
 

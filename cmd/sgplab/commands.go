@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/mattn/go-sqlite3"
 
 	"sgplab/datasets"
 	"sgplab/figures"
@@ -77,9 +78,11 @@ func prepareFunc(dataDir string) runner.PrepareFunc {
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", "GRID.toml...", `Expands the grid files and runs every run the database does not already
 hold as done (a re-run resumes). Failed runs are recorded with their error and
-the sweep goes on; Ctrl-C records the runs in flight as interrupted.
+the sweep goes on. Ctrl-C (SIGINT) or SIGTERM records the runs in flight as
+interrupted and keeps every finished run (run the same command again to
+resume); a second signal kills at once.
 --jobs defaults to 1: methods already use both cores through BLAS and chunked
-goroutines, so parallel runs mostly contend; raise it for many small runs.`, stderr)
+goroutines, so parallel runs mostly contend; raise it for many small runs.`, stdout, stderr)
 	db := fs.String("db", "", "results database (default: the file's db key, else out/<name>/results.db)")
 	profile := fs.String("profile", envOr("PROFILE", runner.FullProfile), "profile: full or quick (a reduced profile is labelled in every output); default $PROFILE or full")
 	jobs := fs.Int("jobs", 1, "runs in flight at once")
@@ -89,6 +92,7 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 	timeLimit := fs.Duration("time-limit", 0, "per-run time limit for runs whose grid sets none (0: none)")
 	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	busy := fs.Duration("busy-timeout", results.DefaultBusyTimeout, "how long a write waits for another process's lock on the database before the sweep stops with an error")
 	paths, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -128,19 +132,14 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 	if *dry {
 		return dryRun(stdout, path, specs)
 	}
-	store, err := results.Open(path)
+	store, err := results.OpenWith(path, results.Options{BusyTimeout: *busy})
 	if err != nil {
-		return err
+		return lockHint(err)
 	}
 	defer store.Close()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C kills the process
-		fmt.Fprintln(stderr, "\ninterrupt: recording runs in flight as interrupted (Ctrl-C again to kill)")
-	}()
+	ctx, release := interruptContext(context.Background(), "recording runs in flight as interrupted", stderr)
+	defer release()
 	out := io.Writer(stdout)
 	if *quiet {
 		out = io.Discard
@@ -149,9 +148,24 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout)}
 	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s))\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs)
 	sum, err := r.Run(ctx, specs)
+	release() // before the summary: a signal from now on has the default action
 	fmt.Fprintln(stdout, sum)
 	if sum.Failed > 0 {
 		fmt.Fprintf(stdout, "failed runs: sgplab query --db %s \"SELECT id, method, dataset, split, error FROM runs WHERE status = 'failed'\"\n", path)
+	}
+	if errors.Is(err, runner.ErrInterrupted) {
+		return interrupted(ctx, err)
+	}
+	return lockHint(err)
+}
+
+// lockHint adds what to do to a "database is locked" error: the sweep
+// waited --busy-timeout for another writer (another sgplab run on the same
+// file, or an open sqlite3 shell in a write transaction) and stopped.
+func lockHint(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
+		return fmt.Errorf("%w\nfinished runs are kept; stop the other writer or raise --busy-timeout, then run the same command again", err)
 	}
 	return err
 }
@@ -208,9 +222,10 @@ func paramsText(s *runner.RunSpec) string {
 
 func cmdStatus(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("status", "[GRID.toml...]", `With grid files: done / failed / interrupted / running / pending runs per grid
-(pending = not in the database). Without: what the database holds per grid and status.`, stderr)
+and profile (pending = not in the database). Without: what the database holds
+per grid, profile and status.`, stdout, stderr)
 	db := fs.String("db", "", "results database (default: the first file's database)")
-	profile := fs.String("profile", envOr("PROFILE", runner.FullProfile), "profile the grids are expanded with")
+	profile := fs.String("profile", os.Getenv("PROFILE"), "profile the grids are expanded with: full or quick (default $PROFILE, else every profile the files define)")
 	paths, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -231,9 +246,25 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 		}
 		return results.WriteRows(stdout, "table", cols, rows)
 	}
-	files, specs, err := loadGrids(paths, *profile, stderr)
-	if err != nil {
-		return err
+	// Without --profile, show every profile the first file defines: `make
+	// demo` runs the quick profile, whose run ids differ from full's.
+	profiles := []string{*profile}
+	if *profile == "" {
+		f, err := runner.Load(paths[0])
+		if err != nil {
+			return err
+		}
+		profiles = f.ProfileNames()
+	}
+	var files []*runner.File
+	var specs []*runner.RunSpec
+	for _, p := range profiles {
+		fl, sp, err := loadGrids(paths, p, stderr)
+		if err != nil {
+			return err
+		}
+		files = fl
+		specs = append(specs, sp...)
 	}
 	path := *db
 	if path == "" {
@@ -254,11 +285,14 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	type key struct{ exp, grid string }
+	type key struct{ exp, grid, profile string }
 	counts := map[key]map[string]int{}
 	var order []key
 	for _, s := range specs {
-		k := key{s.Experiment, s.Grid}
+		k := key{s.Experiment, s.Grid, s.Profile}
+		if k.profile == "" {
+			k.profile = runner.FullProfile
+		}
 		if counts[k] == nil {
 			counts[k] = map[string]int{}
 			order = append(order, k)
@@ -269,7 +303,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 		}
 		counts[k][st]++
 	}
-	cols := []string{"experiment", "grid", "total", "done", "failed", "interrupted", "running", "pending"}
+	cols := []string{"experiment", "grid", "profile", "total", "done", "failed", "interrupted", "running", "pending"}
 	var rows [][]any
 	for _, k := range order {
 		c := counts[k]
@@ -277,16 +311,16 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 		for _, n := range c {
 			total += n
 		}
-		rows = append(rows, []any{k.exp, k.grid, int64(total), int64(c["done"]), int64(c["failed"]), int64(c["interrupted"]), int64(c["running"]), int64(c["pending"])})
+		rows = append(rows, []any{k.exp, k.grid, k.profile, int64(total), int64(c["done"]), int64(c["failed"]), int64(c["interrupted"]), int64(c["running"]), int64(c["pending"])})
 	}
-	fmt.Fprintf(stdout, "database %s, profile %s\n", path, *profile)
+	fmt.Fprintf(stdout, "database %s\n", path)
 	return results.WriteRows(stdout, "table", cols, rows)
 }
 
 func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("query", `"SQL"`, `Runs SQL against a results database (opened read-only). Tables: runs, metrics,
 traces, run_params; views: run_metrics(run_id, method, dataset, split, seed,
-metric, value) and run_params_v(run_id, method, dataset, split, seed, param, value, num).`, stderr)
+metric, value) and run_params_v(run_id, method, dataset, split, seed, param, value, num).`, stdout, stderr)
 	db := fs.String("db", "", "results database (required)")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	pos, err := parse(fs, args)
@@ -312,7 +346,7 @@ metric, value) and run_params_v(run_id, method, dataset, split, seed, param, val
 func cmdReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", "CONFIG.toml", `Renders the config's [[table]]s (Markdown, CSV, LaTeX) and [[figure]]s (PNG, SVG)
 from the results database into out/<name>/, with index.md showing the paper's
-numbers beside ours.`, stderr)
+numbers beside ours.`, stdout, stderr)
 	db := fs.String("db", "", "results database (default: the config's database)")
 	profile := fs.String("profile", os.Getenv("PROFILE"), "runs to report: full or quick (default: full if any full run finished, else quick)")
 	outDir := fs.String("out", "", "output directory (default out/<name>)")
@@ -363,7 +397,7 @@ numbers beside ours.`, stderr)
 }
 
 func cmdMethods(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("methods", "[NAME...]", "Lists the registered methods, their tasks and parameters with defaults.", stderr)
+	fs := newFlags("methods", "[NAME...]", "Lists the registered methods, their tasks and parameters with defaults.", stdout, stderr)
 	names, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -412,7 +446,7 @@ func cmdMethods(args []string, stdout, stderr io.Writer) error {
 
 func cmdData(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("data", "list | fetch NAME...", `list: every dataset, whether it is present in the data directory and where it comes from.
-fetch: download a dataset from its canonical source, verifying checksums.`, stderr)
+fetch: download a dataset from its canonical source, verifying checksums.`, stdout, stderr)
 	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -430,8 +464,8 @@ fetch: download a dataset from its canonical source, verifying checksums.`, stde
 			fs.Usage()
 			return errUsage
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		defer stop()
+		ctx, release := interruptContext(context.Background(), "stopping the download", stderr)
+		defer release()
 		for _, n := range pos[1:] {
 			if err := datasets.Fetch(ctx, n, *dataDir, ""); err != nil {
 				return err
@@ -446,7 +480,7 @@ fetch: download a dataset from its canonical source, verifying checksums.`, stde
 
 func cmdResults(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db", `export: every run with its metrics, one row per run × metric.
-merge: combine shard databases into one, keyed by run id (merging again adds nothing).`, stderr)
+merge: combine shard databases into one, keyed by run id (merging again adds nothing).`, stdout, stderr)
 	db := fs.String("db", "", "database to export")
 	format := fs.String("format", "csv", "export format: csv, json or table")
 	out := fs.String("o", "", "merged database to create or extend")

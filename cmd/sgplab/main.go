@@ -43,7 +43,8 @@ func init() {
 // errUsage marks an error already explained by a usage message.
 var errUsage = errors.New("usage")
 
-// exitInterrupted is the conventional status after SIGINT.
+// exitInterrupted is the conventional status after SIGINT (128 + 2); a
+// sweep stopped by another signal exits with 128 + its number.
 const exitInterrupted = 130
 
 func main() {
@@ -71,6 +72,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 				return 2
 			case errors.Is(err, errInterrupted):
 				fmt.Fprintln(stderr, "sgplab:", err)
+				var e *exitError
+				if errors.As(err, &e) {
+					return e.code
+				}
 				return exitInterrupted
 			}
 			fmt.Fprintln(stderr, "sgplab "+c.name+":", err)
@@ -98,19 +103,74 @@ func commandNames() []string {
 	return out
 }
 
-// newFlags makes a flag set whose --help prints the command's usage.
-func newFlags(name, args, doc string, stderr io.Writer) *flag.FlagSet {
+// newFlags makes a flag set for a command. Its usage text (synopsis, doc,
+// examples, flags) goes to stdout for --help, so that it can be paged or
+// grepped, and to stderr after a usage error.
+func newFlags(name, args, doc string, stdout, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("sgplab "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(&helpWriter{stdout: stdout, stderr: stderr})
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: sgplab %s [flags] %s\n\n%s\n\nFlags:\n", name, args, doc)
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: sgplab %s [flags] %s\n\n%s\n", name, args, doc)
+		if ex := examples[name]; ex != "" {
+			fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(ex, "\n"))
+		}
+		fmt.Fprintln(w, "\nFlags:")
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
+// helpWriter is a flag set's output: stderr, or stdout once --help was asked.
+type helpWriter struct {
+	stdout, stderr io.Writer
+	help           bool
+}
+
+func (h *helpWriter) Write(p []byte) (int, error) {
+	if h.help {
+		return h.stdout.Write(p)
+	}
+	return h.stderr.Write(p)
+}
+
+// examples are shown by each command's --help; every one is meant to work
+// as written from the repository root.
+var examples = map[string]string{
+	"run": `  sgplab run experiments/demo.toml                      # runs what out/demo/results.db lacks
+  sgplab run --dry-run experiments/demo.toml            # list runs: id, status, description
+  sgplab run --profile quick paper_configs/vof.toml     # the reduced, labelled profile
+  sgplab run --jobs 2 --time-limit 30m --force experiments/example.toml
+  sgplab run --shard 0/4 --db out/shards/vof-0.db paper_configs/vof.toml`,
+	"status": `  sgplab status experiments/demo.toml                   # done / failed / pending per grid
+  sgplab status --db out/demo/results.db                # what the database holds`,
+	"query": `  sgplab query --db out/demo/results.db "SELECT method, AVG(value) AS rmse FROM run_metrics WHERE metric = 'rmse' GROUP BY method"
+  sgplab query --db out/demo/results.db --format csv "SELECT * FROM runs WHERE status = 'failed'"`,
+	"report": `  sgplab report experiments/demo.toml                   # tables and figures into out/demo/
+  sgplab report --profile quick --formats png,pdf paper_configs/iff.toml`,
+	"methods": `  sgplab methods                                        # every method
+  sgplab methods sgpr svgp                              # just these`,
+	"data": `  sgplab data list                                      # what is present in $SGPLAB_DATA
+  SGPLAB_DATA=../shared/datasets sgplab data list
+  sgplab data fetch boston                              # download (network needed) and verify checksums`,
+	"results": `  sgplab results export --db out/demo/results.db --format csv > results.csv
+  sgplab results merge out/shards/vof-*.db -o out/vof/results.db`,
+}
+
 // parse parses flags allowing them before and after positional arguments.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			if h, ok := fs.Output().(*helpWriter); ok {
+				h.help = true
+			}
+			fs.Usage()
+			return nil, flag.ErrHelp
+		}
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

@@ -36,3 +36,28 @@ func TestCLIErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHelp checks that every subcommand's --help prints its usage, examples
+// and flags on stdout and exits 0.
+func TestHelp(t *testing.T) {
+	for _, c := range commands {
+		for _, flag := range []string{"--help", "-h"} {
+			var out, errb bytes.Buffer
+			code := Main([]string{c.name, flag}, &out, &errb)
+			s := out.String()
+			if code != 0 || errb.Len() != 0 {
+				t.Errorf("sgplab %s %s: exit %d, stderr %q", c.name, flag, code, errb.String())
+			}
+			for _, want := range []string{"Usage: sgplab " + c.name, "Examples:\n  sgplab " + c.name, "Flags:"} {
+				if !strings.Contains(s, want) {
+					t.Errorf("sgplab %s %s does not print %q:\n%s", c.name, flag, want, s)
+				}
+			}
+		}
+	}
+	// A usage error still goes to stderr with exit 2.
+	var out, errb bytes.Buffer
+	if code := Main([]string{"run", "--no-such-flag"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "Usage: sgplab run") || out.Len() != 0 {
+		t.Errorf("bad flag: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
