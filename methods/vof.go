@@ -28,7 +28,7 @@ const (
 // vofParams are the parameters shared by both VOF bases; kern holds the
 // basis' kernel choices and both use the paper's initial noise variance 0.1.
 func vofParams(kern KernelDefaults) []ParamDoc {
-	kern.OneD, kern.LengthscaleAlias = true, true
+	kern.OneD = true
 	return concat(KernelParamsFor(kern), NoiseParamsFor(0.1), []ParamDoc{
 		{Name: "num_features", Kind: Int, Default: 31, Doc: "number of features M"},
 		{Name: "covariance", Kind: String, Default: "dense", Choices: []string{"dense", "diagonal"},
@@ -38,6 +38,8 @@ func vofParams(kern KernelDefaults) []ParamDoc {
 			Doc: "T: points per stratified sample set (two sets: 2T samples for the mean, T² pairs for the variance)"},
 		{Name: "eval_samples", Kind: Int, Default: vofDefaultEvalSamples,
 			Doc: "Monte-Carlo ELBO evaluations averaged for the reported elbo_mc after training (the paper used 5000)"},
+		{Name: "q_update", Kind: String, Default: "optimizer", Choices: []string{"optimizer", "optimal"},
+			Doc: "how q(u) is trained: optimizer (jointly with the other parameters, as in the paper) or optimal (set to its closed-form optimum for the current kernel, noise and features before every step: a natural-gradient step of length 1 for the Gaussian likelihood; the optimiser then moves only the other parameters)"},
 	})
 }
 
@@ -125,6 +127,18 @@ func (m *vofModel) diagonal() bool { return m.p.String("covariance") == "diagona
 
 func (m *vofModel) monteCarlo() bool { return m.p.String("estimator") == "mc" }
 
+// optimalQ reports whether q(u) is held at its closed-form optimum rather
+// than trained by the optimiser.
+func (m *vofModel) optimalQ() bool { return m.p.String("q_update") == "optimal" }
+
+// qNames are the parameters of q(u) in the set.
+func (m *vofModel) qNames() []string {
+	if m.diagonal() {
+		return []string{QMuName, QSqrtDiagName}
+	}
+	return []string{QMuName, QSqrtName}
+}
+
 // build creates the kernel, the feature and the parameter set for train.
 func (m *vofModel) build(train gp.Data) error {
 	kname := "se"
@@ -193,7 +207,46 @@ func (m *vofModel) build(train gp.Data) error {
 	if !m.p.Bool("train_hyper") {
 		m.set.SetTrainable(false, KernelPrefix+"variance", KernelPrefix+"lengthscales", noiseName)
 	}
+	if m.optimalQ() {
+		m.set.SetTrainable(false, m.qNames()...)
+	}
 	return nil
+}
+
+// setOptimalQ sets q(u) in the set to its closed-form optimum (vof-spec
+// §1.8) for the kernel, noise and features currently in the set: m* =
+// (σ²I + KKᵀ)⁻¹Ky and S* = A⁻¹ (dense) or S*_mm = 1/A_mm (diagonal), A = I +
+// KKᵀ/σ², with the feature's deterministic Kuf (closed form for Hermite,
+// Gauss–Legendre quadrature for trigonometric features). For a Gaussian
+// likelihood this is where one natural-gradient step of length 1 lands, so
+// no optimiser is needed for q; the optimum of the (unbiased) Monte-Carlo
+// ELBO's expectation is the optimum of the ELBO itself up to quadrature
+// error. It returns the optimum.
+func (m *vofModel) setOptimalQ(train gp.Data) (*inference.OrthoOptimum, error) {
+	t := ad.NewTape()
+	k, f, _ := m.bind(m.set.Bind(t))
+	x := t.Const(train.X)
+	opt, err := inference.OrthoOptimal(f.Kuf(k, x).Value(), k.Diag(x).Value().RawMatrix().Data, train.Y, m.set.Scalar(noiseName))
+	if err != nil {
+		return nil, m.errf("optimal q(u): %w", err)
+	}
+	if err := m.set.SetValue(QMuName, mat.NewDense(m.m, 1, opt.Mean)); err != nil {
+		return nil, err
+	}
+	if m.diagonal() {
+		d := make([]float64, m.m)
+		for i, v := range opt.Diag {
+			d[i] = math.Sqrt(v)
+		}
+		return opt, m.set.SetValue(QSqrtDiagName, mat.NewDense(m.m, 1, d))
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(opt.Cov) {
+		return nil, m.errf("optimal q(u): S* is not positive definite")
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	return opt, m.set.SetValue(QSqrtName, mat.DenseCopyOf(&l))
 }
 
 func (m *vofModel) bind(b *param.Bound) (kernels.Bound, features.Bound, inference.OrthoVariational) {
@@ -206,10 +259,25 @@ func (m *vofModel) bind(b *param.Bound) (kernels.Bound, features.Bound, inferenc
 	return m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, vofFeaturePrefix), q
 }
 
+// constQ returns q(u) as it is in the set, as constants on t.
+func (m *vofModel) constQ(t *ad.Tape) inference.OrthoVariational {
+	q := inference.OrthoVariational{Mu: t.Const(m.set.Value(QMuName))}
+	if m.diagonal() {
+		q.SqrtDiag = t.Const(m.set.Value(QSqrtDiagName))
+	} else {
+		q.Sqrt = t.Const(m.set.Value(QSqrtName))
+	}
+	return q
+}
+
 // elbo evaluates the training objective on the rows idx of train (nil: all)
-// with the Monte-Carlo samples drawn from rng when mc is set.
-func (m *vofModel) elbo(t *ad.Tape, b *param.Bound, train gp.Data, idx []int, mc bool, rng *rand.Rand) (*ad.Node, error) {
+// with the Monte-Carlo samples drawn from rng when mc is set, and with qc in
+// place of the bound q(u) when it is not nil.
+func (m *vofModel) elbo(t *ad.Tape, b *param.Bound, train gp.Data, idx []int, mc bool, rng *rand.Rand, qc *inference.OrthoVariational) (*ad.Node, error) {
 	k, f, q := m.bind(b)
+	if qc != nil {
+		q = *qc
+	}
 	x, y := train.X, train.Y
 	if idx != nil {
 		sub := train.Subset(idx)
@@ -259,15 +327,48 @@ func (m *vofModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 		if opt.BatchSize > 0 && opt.BatchSize < train.N() {
 			idx = rng.Perm(train.N())[:opt.BatchSize]
 		}
-		return m.elbo(t, b, train, idx, m.monteCarlo(), rng)
+		if m.optimalQ() {
+			// The set holds the point being evaluated; q(u) enters the tape
+			// as constants at its optimum there. By the envelope theorem the
+			// gradient with respect to the other parameters is then that of
+			// the ELBO maximised over q.
+			if _, err := m.setOptimalQ(train); err != nil {
+				return nil, err
+			}
+			q := m.constQ(t)
+			return m.elbo(t, b, train, idx, m.monteCarlo(), rng, &q)
+		}
+		return m.elbo(t, b, train, idx, m.monteCarlo(), rng, nil)
 	}
-	rep, terr := Train(ctx, m.set, obj, st, st.Method, start, progress)
+	var rep optim.Report
+	var terr error
+	skipped := m.optimalQ() && len(trainableNames(m.set)) == 0
+	if skipped {
+		// Nothing but q(u) to fit: its optimum is the fit (iterations = 0).
+		if _, err := m.setOptimalQ(train); err != nil {
+			return FitResult{}, err
+		}
+	} else {
+		rep, terr = Train(ctx, m.set, obj, st, st.Method, start, progress)
+		if m.optimalQ() && (terr == nil || rep.Trace != nil) {
+			// Train leaves the other parameters at its final (or last good)
+			// point; q(u) follows them.
+			if _, err := m.setOptimalQ(train); err != nil && terr == nil {
+				return FitResult{}, err
+			}
+		}
+	}
 	res := NewFitResult(rep, m.set, QMuName, QSqrtName, QSqrtDiagName)
 	res.Extra["num_features"] = float64(m.m)
+	if m.hermite {
+		res.Extra["sigma_x"] = m.set.Scalar(vofFeaturePrefix + "sigma_x")
+	} else {
+		res.Extra["a"] = m.set.Scalar(vofFeaturePrefix + "a")
+	}
 	if terr != nil && rep.Trace == nil {
 		return res, trainErr(m.name, terr)
 	}
-	if err := m.summarise(train, opt.Seed, &res); err != nil {
+	if err := m.summarise(train, opt.Seed, skipped, &res); err != nil {
 		return res, err
 	}
 	return res, trainErr(m.name, terr)
@@ -276,8 +377,9 @@ func (m *vofModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 // summarise stores the posterior and the final ELBOs: the deterministic one
 // (closed-form or quadrature Kuf), the average of eval_samples Monte-Carlo
 // estimates with its standard error (vof-spec D15), and the closed-form
-// optima over q(u) at the fitted hyperparameters (§1.8, D14).
-func (m *vofModel) summarise(train gp.Data, seed uint64, res *FitResult) error {
+// optima over q(u) at the fitted hyperparameters (§1.8, D14). Without an
+// optimiser run (untrained) the objective defaults to the deterministic ELBO.
+func (m *vofModel) summarise(train gp.Data, seed uint64, untrained bool, res *FitResult) error {
 	t := ad.NewTape()
 	b := m.set.Bind(t)
 	k, f, q := m.bind(b)
@@ -287,7 +389,7 @@ func (m *vofModel) summarise(train gp.Data, seed uint64, res *FitResult) error {
 		return m.errf("final ELBO: %w", err)
 	}
 	res.Extra["elbo_deterministic"] = det.Scalar()
-	if !m.monteCarlo() {
+	if !m.monteCarlo() || untrained {
 		res.Objective = det.Scalar()
 	}
 	if n := m.p.Int("eval_samples"); n > 0 {
@@ -295,7 +397,7 @@ func (m *vofModel) summarise(train gp.Data, seed uint64, res *FitResult) error {
 		vals := make([]float64, n)
 		for i := range vals {
 			ti := ad.NewTape()
-			v, err := m.elbo(ti, m.set.Bind(ti), train, nil, true, rng)
+			v, err := m.elbo(ti, m.set.Bind(ti), train, nil, true, rng, nil)
 			if err != nil {
 				return m.errf("Monte-Carlo ELBO: %w", err)
 			}
@@ -304,6 +406,9 @@ func (m *vofModel) summarise(train gp.Data, seed uint64, res *FitResult) error {
 		mean, sd := stat.MeanStdDev(vals, nil)
 		res.Extra["elbo_mc"] = mean
 		if n > 1 {
+			// sd is the spread of one evaluation, so the standard error of
+			// any other number of evaluations k is sd/√k (the paper's 5000).
+			res.Extra["elbo_mc_sd"] = sd
 			res.Extra["elbo_mc_stderr"] = sd / math.Sqrt(float64(n))
 		}
 		if m.monteCarlo() {

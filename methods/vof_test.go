@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
@@ -160,6 +161,8 @@ func TestVOFMethodBadInput(t *testing.T) {
 		{"negative σx", "vof-hermite", map[string]any{"sigma_x": -1.0}, train, FitOptions{}, "sigma_x"},
 		{"kernel", "vof-trig", map[string]any{"kernel": "periodic"}, train, FitOptions{}, "not one of"},
 		{"classification", "vof-hermite", nil, train, FitOptions{Task: Classification}, "regression only"},
+		{"q_update", "vof-trig", map[string]any{"q_update": "natural"}, train, FitOptions{}, "q_update"},
+		{"removed alias", "vof-trig", map[string]any{"lengthscale": 0.5}, train, FitOptions{}, "lengthscale"},
 	}
 	for _, c := range cases {
 		m, err := Build(c.method, c.raw)
@@ -173,5 +176,127 @@ func TestVOFMethodBadInput(t *testing.T) {
 	m, _ := Build("vof-hermite", nil)
 	if _, err := m.Predict(train.X); err == nil {
 		t.Error("Predict before Fit succeeded")
+	}
+}
+
+// TestVOFOptimalQ: with q_update = optimal and nothing else trainable, Fit
+// runs no optimiser and q(u) is the closed-form optimum (its ELBO equals the
+// optimal bound of inference.OrthoOptimal); an optimiser trained on the same
+// deterministic ELBO from the prior q(u) reaches the same value.
+func TestVOFOptimalQ(t *testing.T) {
+	train := vofTestData(60, 5)
+	cases := []struct {
+		method string
+		raw    map[string]any
+	}{
+		{"vof-trig", map[string]any{"kernel": "matern52", "a": 6.0, "fix_a": true}},
+		{"vof-hermite", map[string]any{"fix_sigma_x": true}},
+	}
+	for _, c := range cases {
+		for _, cov := range []string{"dense", "diagonal"} {
+			raw := map[string]any{"num_features": int64(11), "covariance": cov, "train_hyper": false, "q_update": "optimal",
+				"eval_samples": int64(50), "lengthscales": []any{0.8}, "noise_variance": 0.05}
+			for k, v := range c.raw {
+				raw[k] = v
+			}
+			name := c.method + "/" + cov
+			_, res := fitVOF(t, c.method, raw, train, FitOptions{Iterations: 100, Optimizer: "adam", Seed: 3})
+			want := res.Extra["elbo_optimal_"+cov]
+			if res.Iterations != 0 || res.Trace != nil {
+				t.Errorf("%s: %d iterations with nothing to train", name, res.Iterations)
+			}
+			if got := res.Extra["elbo_deterministic"]; math.Abs(got-want) > 1e-9*math.Abs(want) {
+				t.Errorf("%s: ELBO at q(u) %.10g, closed-form optimum %.10g", name, got, want)
+			}
+			// The reported objective is the training estimator's: the MC
+			// average for TrigVOF, the closed form for Hermite VOF.
+			wantObj := res.Extra["elbo_mc"]
+			if c.method == "vof-hermite" {
+				wantObj = res.Extra["elbo_deterministic"]
+			}
+			if res.Objective != wantObj {
+				t.Errorf("%s: objective %v, want %v", name, res.Objective, wantObj)
+			}
+			if se, sd := res.Extra["elbo_mc_stderr"], res.Extra["elbo_mc_sd"]; math.Abs(se-sd/math.Sqrt(50)) > 1e-12*(1+sd) {
+				t.Errorf("%s: standard error %v, sd %v over 50 evaluations", name, se, sd)
+			}
+			// Independent route: L-BFGS on q(u) from the prior.
+			raw["q_update"], raw["estimator"] = "optimizer", "quadrature"
+			if c.method == "vof-hermite" {
+				raw["estimator"] = "exact"
+			}
+			_, ref := fitVOF(t, c.method, raw, train, FitOptions{Iterations: 3000, Optimizer: "lbfgs", GradTol: 1e-8})
+			if got := ref.Extra["elbo_deterministic"]; math.Abs(got-want) > 1e-4*math.Max(1, math.Abs(want)) {
+				t.Errorf("%s: L-BFGS over q(u) reaches %.8g, closed-form optimum %.8g", name, got, want)
+			}
+		}
+	}
+}
+
+// TestVOFOptimalQGradient: with q(u) held at its optimum, the gradient of the
+// ELBO with respect to a (and the lengthscale) equals the finite-difference
+// derivative of the optimal bound itself (envelope theorem), for dense and
+// diagonal S.
+func TestVOFOptimalQGradient(t *testing.T) {
+	train := vofTestData(40, 6)
+	for _, cov := range []string{"dense", "diagonal"} {
+		md, err := Build("vof-trig", map[string]any{"kernel": "matern32", "num_features": int64(9), "covariance": cov,
+			"q_update": "optimal", "estimator": "quadrature", "a": 4.0, "lengthscales": []any{0.9}, "noise_variance": 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := md.(*vofModel)
+		if err := m.build(train); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{vofFeaturePrefix + "a", KernelPrefix + "lengthscales"} {
+			x0 := m.set.Scalar(name)
+			bound := func(x float64) float64 {
+				if err := m.set.SetValue(name, mat.NewDense(1, 1, []float64{x})); err != nil {
+					t.Fatal(err)
+				}
+				opt, err := m.setOptimalQ(train)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cov == "dense" {
+					return opt.Full
+				}
+				return opt.MeanField
+			}
+			want := fd.Derivative(bound, x0, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+			bound(x0)
+			tp := ad.NewTape()
+			b := m.set.Bind(tp)
+			q := m.constQ(tp)
+			out, err := m.elbo(tp, b, train, nil, false, nil, &q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp.Backward(out)
+			got := b.Get(name).Grad().At(0, 0)
+			if math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+				t.Errorf("%s: d bound / d %s = %.8g by the tape, %.8g by finite differences", cov, name, got, want)
+			}
+		}
+	}
+}
+
+// TestVOFOptimalQTrainsA: Adam on a with q(u) at its optimum ends with q(u)
+// optimal for the final a and a better bound than at the initial a.
+func TestVOFOptimalQTrainsA(t *testing.T) {
+	train := vofTestData(60, 9)
+	raw := map[string]any{"kernel": "matern52", "num_features": int64(11), "a": 1.5, "q_update": "optimal",
+		"train_hyper": false, "lengthscales": []any{0.5}, "noise_variance": 0.01, "eval_samples": int64(10)}
+	_, r0 := fitVOF(t, "vof-trig", raw, train, FitOptions{Iterations: 0, Optimizer: "adam", Seed: 2})
+	_, r1 := fitVOF(t, "vof-trig", raw, train, FitOptions{Iterations: 200, Optimizer: "adam", LearningRate: 0.02, Seed: 2})
+	if r1.Extra["a"] == 1.5 {
+		t.Fatal("a did not move")
+	}
+	if !(r1.Extra["elbo_optimal_dense"] > r0.Extra["elbo_optimal_dense"]+1) {
+		t.Errorf("optimal bound %v at a = %v, %v at the initial a", r1.Extra["elbo_optimal_dense"], r1.Extra["a"], r0.Extra["elbo_optimal_dense"])
+	}
+	if d := math.Abs(r1.Extra["elbo_deterministic"] - r1.Extra["elbo_optimal_dense"]); d > 1e-8*math.Abs(r1.Extra["elbo_optimal_dense"]) {
+		t.Errorf("q(u) is not optimal for the final a: ELBO %v, optimum %v", r1.Extra["elbo_deterministic"], r1.Extra["elbo_optimal_dense"])
 	}
 }
