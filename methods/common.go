@@ -42,9 +42,6 @@ type KernelDefaults struct {
 	Variance    float64  // initial kernel variance (1)
 	Lengthscale float64  // initial lengthscale of every dimension (1)
 	OneD        bool     // the method is 1-D only: no ard parameter
-	// LengthscaleAlias also documents "lengthscale" (one number), the
-	// spelling some grids used before the names were unified.
-	LengthscaleAlias bool
 }
 
 // KernelParams documents the kernel choice and its initial hyperparameters
@@ -70,9 +67,6 @@ func KernelParamsFor(d KernelDefaults) []ParamDoc {
 	out = append(out,
 		ParamDoc{Name: "variance", Kind: Float, Default: cmp.Or(d.Variance, 1.0), Doc: "initial kernel variance"},
 		ParamDoc{Name: "lengthscales", Kind: Floats, Default: []float64{cmp.Or(d.Lengthscale, 1.0)}, Doc: lsDoc})
-	if d.LengthscaleAlias {
-		out = append(out, ParamDoc{Name: "lengthscale", Kind: Float, Doc: "deprecated spelling of lengthscales = [value]; overrides lengthscales when given"})
-	}
 	if !d.OneD {
 		out = append(out, ParamDoc{Name: "ard", Kind: Bool, Default: true, Doc: "one lengthscale per input dimension"})
 	}
@@ -122,14 +116,9 @@ func NewKernelNamed(name string, p Params, dim int) (kernels.Kernel, error) {
 	return kernels.New(name, dim, kernels.Options{Variance: p.Float("variance"), Lengthscales: initialLengthscales(p), ARD: p.Bool("ard")})
 }
 
-// initialLengthscales are the lengthscales in p (the alias "lengthscale"
-// wins when given).
-func initialLengthscales(p Params) []float64 {
-	if p.Has("lengthscale") {
-		return []float64{p.Float("lengthscale")}
-	}
-	return p.Floats("lengthscales")
-}
+// initialLengthscales are the lengthscales in p. Every method spells them
+// "lengthscales" (a list), so one grid key sweeps them for all methods.
+func initialLengthscales(p Params) []float64 { return p.Floats("lengthscales") }
 
 // newRegressionSet declares kern's hyperparameters under KernelPrefix and
 // the Gaussian noise variance (noise_variance) at the initial value in p.

@@ -84,7 +84,7 @@ func TestIFFExactLML(t *testing.T) {
 		{ls: 1, maxGapPerN: 1e-2},
 		{ls: 0.5, maxGapPerN: math.Inf(1), minGapPerN: 5e-3},
 	} {
-		model, err := Build("iff", map[string]any{"kernel": "se", "freqs_per_dim": int64(20), "lengthscale": c.ls,
+		model, err := Build("iff", map[string]any{"kernel": "se", "freqs_per_dim": int64(20), "lengthscales": []float64{c.ls},
 			"variance": 1.0, "noise_variance": 0.5})
 		if err != nil {
 			t.Fatal(err)
@@ -144,7 +144,7 @@ func TestIntervalExactLML(t *testing.T) {
 		{"vff", map[string]any{"frequencies": int64(10), "objective": "svgp"}},
 		{"bspline", map[string]any{"bases": int64(12)}},
 	} {
-		c.p["lengthscale"], c.p["variance"], c.p["noise_variance"] = 0.7, 1.3, 0.2
+		c.p["lengthscales"], c.p["variance"], c.p["noise_variance"] = []float64{0.7}, 1.3, 0.2
 		m, err := Build(c.method, c.p)
 		if err != nil {
 			t.Fatal(err)

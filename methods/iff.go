@@ -48,17 +48,16 @@ type iffModel struct {
 // iffKernelDefaults: kernels with a spectral density, and the paper's
 // initial lengthscale 0.2.
 var iffKernelDefaults = KernelDefaults{
-	Choices:          []string{"se", "matern12", "matern32", "matern52"},
-	KernelDoc:        "stationary kernel with a spectral density",
-	Lengthscale:      0.2,
-	LengthscaleAlias: true,
+	Choices:     []string{"se", "matern12", "matern32", "matern52"},
+	KernelDoc:   "stationary kernel with a spectral density",
+	Lengthscale: 0.2,
 }
 
 func newIFFModel(p Params) (Model, error) {
 	if v := p.Int("freqs_per_dim"); v < 1 {
 		return nil, fmt.Errorf("iff: freqs_per_dim must be ≥ 1, got %d", v)
 	}
-	if err := checkPositive("iff", p, "variance", "noise_variance", "eps_factor", "lengthscale"); err != nil {
+	if err := checkPositive("iff", p, "variance", "noise_variance", "eps_factor"); err != nil {
 		return nil, err
 	}
 	return &iffModel{p: p}, nil

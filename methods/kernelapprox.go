@@ -25,18 +25,17 @@ func init() {
 		Summary: "prior kernel approximation Q = k_xu Kuu⁻¹ k_ux of a feature set on a 1-D grid (no training)",
 		Paper:   "Burt, Rasmussen & van der Wilk (2020), Fig. 1",
 		Tasks:   []Task{Regression},
-		Params: []ParamDoc{
+		Params: concat([]ParamDoc{
 			{Name: "feature", Kind: String, Default: "vof-trig", Choices: []string{"vof-trig", "vof-hermite"}, Doc: "inducing features"},
-			{Name: "kernel", Kind: String, Default: "matern32", Choices: []string{"se", "matern12", "matern32", "matern52"}, Doc: "kernel family"},
-			{Name: "lengthscale", Kind: Float, Default: 0.2, Doc: "kernel lengthscale"},
-			{Name: "variance", Kind: Float, Default: 1.0, Doc: "kernel variance"},
+		}, KernelParamsFor(KernelDefaults{Kernel: "matern32", Choices: []string{"se", "matern12", "matern32", "matern52"},
+			KernelDoc: "kernel family", Lengthscale: 0.2, OneD: true}), []ParamDoc{
 			{Name: "num_features", Kind: Int, Default: 31, Doc: "M (odd for vof-trig: M = 2J+1)"},
 			{Name: "a", Kind: Float, Default: 10.0, Doc: "vof-trig half-width of the frequency interval [−a, a]"},
 			{Name: "sigma_x", Kind: Float, Default: 1.0, Doc: "vof-hermite input-density std σx"},
 			{Name: "grid_low", Kind: Float, Default: -3.0, Doc: "grid start"},
 			{Name: "grid_high", Kind: Float, Default: 3.0, Doc: "grid end"},
 			{Name: "grid_n", Kind: Int, Default: 121, Doc: "grid points"},
-		},
+		}),
 		New: newKernelApprox,
 	})
 }
@@ -62,7 +61,13 @@ func newKernelApprox(p Params) (Model, error) {
 	case p.Int("num_features") < 1:
 		return nil, fmt.Errorf("kernel-approx: num_features must be ≥ 1")
 	}
-	k, err := kernels.New(p.String("kernel"), 1, kernels.Options{Variance: p.Float("variance"), Lengthscales: []float64{p.Float("lengthscale")}})
+	if err := checkPositive("kernel-approx", p, "variance"); err != nil {
+		return nil, err
+	}
+	if ls := initialLengthscales(p); len(ls) != 1 {
+		return nil, fmt.Errorf("kernel-approx: lengthscales has %d values; the grid is 1-D, give one", len(ls))
+	}
+	k, err := NewKernel(p, 1)
 	if err != nil {
 		return nil, fmt.Errorf("kernel-approx: %w", err)
 	}

@@ -43,23 +43,34 @@ func init() {
 
 // intervalParams are the parameters shared by the interval-feature methods.
 func intervalParams(kernel, structure string, extra []ParamDoc) []ParamDoc {
-	docs := []ParamDoc{
-		{Name: "kernel", Kind: String, Default: kernel, Choices: []string{"matern12", "matern32", "matern52"},
-			Doc: "1-D Matérn kernel of each dimension (VFF and B-spline Gram matrices exist for these only)"},
+	// The shared kernel parameters (kernel, variance, lengthscales) with
+	// interval-specific documentation; no ard: every dimension has its own
+	// 1-D kernel and hence its own lengthscale.
+	var docs []ParamDoc
+	for _, d := range KernelParamsFor(KernelDefaults{Kernel: kernel, Choices: []string{"matern12", "matern32", "matern52"},
+		KernelDoc: "1-D Matérn kernel of each dimension (VFF and B-spline Gram matrices exist for these only)", Lengthscale: 0.2}) {
+		switch d.Name {
+		case "ard":
+			continue
+		case "variance":
+			d.Doc = "initial prior variance k(x,x): the product kernel's first component (others fixed at 1), or split evenly over additive components"
+		case "lengthscales":
+			d.Doc = "initial lengthscale of each dimension's 1-D kernel: one value for all, or one per input dimension (the IFF paper's 0.2)"
+		}
+		docs = append(docs, d)
+	}
+	docs = append(docs, NoiseParams()...)
+	docs = append(docs, []ParamDoc{
 		{Name: "structure", Kind: String, Default: structure, Choices: []string{"kronecker", "additive"},
 			Doc: "kronecker: separable product kernel Π_d k_d, Kuu = ⊗ Kuu_d; additive: f = Σ_d f_d, block-diagonal Kuu"},
-		{Name: "lengthscale", Kind: Float, Default: 0.2, Doc: "initial lengthscale of every dimension (the IFF paper's 0.2)"},
-		{Name: "variance", Kind: Float, Default: 1.0,
-			Doc: "initial prior variance k(x,x): the product kernel's first component (others fixed at 1), or split evenly over additive components"},
-		{Name: "noise_variance", Kind: Float, Default: 1.0, Doc: "initial Gaussian noise variance"},
 		{Name: "interval_margin", Kind: Float, Default: 0.1,
-			Doc: "box per dimension [min − margin, max + margin] of the training inputs (the IFF paper's 0.1); VFF halves the prior variance at the ends, so widen it to extrapolate"},
+			Doc: "box per dimension [min − margin, max + margin] of the training inputs (the IFF paper's 0.1 for real data); VFF's harmonics are periodic on the box and miss part of the Matérn prior within about a lengthscale of its ends, so a margin of a few lengthscales avoids a floor on the bound"},
 		{Name: "interval_lower", Kind: Floats, Doc: "explicit lower ends a_d (1 value or one per dimension); overrides interval_margin"},
 		{Name: "interval_upper", Kind: Floats, Doc: "explicit upper ends b_d (1 value or one per dimension); overrides interval_margin"},
 		{Name: "objective", Kind: String, Default: "collapsed", Choices: []string{"collapsed", "svgp"},
 			Doc: "collapsed: Titsias bound from statistics precomputed once (O(M³) per step); svgp: uncollapsed ELBO with q(u) = N(m, S) trained jointly"},
 		{Name: "whiten", Kind: Bool, Default: true, Doc: "svgp: whitened parameterisation u = L v"},
-	}
+	}...)
 	return append(docs, extra...)
 }
 
@@ -77,10 +88,8 @@ type intervalModel struct {
 }
 
 func newIntervalModel(method string, p Params) (Model, error) {
-	for _, name := range []string{"lengthscale", "variance", "noise_variance"} {
-		if v := p.Float(name); !(v > 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%s: %s must be positive and finite, got %v", method, name, v)
-		}
+	if err := checkPositive(method, p, "variance", "noise_variance"); err != nil {
+		return nil, err
 	}
 	if v := p.Float("interval_margin"); !(v >= 0) || math.IsInf(v, 0) {
 		return nil, fmt.Errorf("%s: interval_margin must be finite and ≥ 0, got %v", method, v)
@@ -140,6 +149,10 @@ func (m *intervalModel) build(x *mat.Dense) error {
 		structure = features.Additive
 	}
 	variance := m.p.Float("variance")
+	ls := initialLengthscales(m.p)
+	if len(ls) != 1 && len(ls) != d {
+		return fmt.Errorf("lengthscales has %d values for %d input dimensions; give 1 or %d", len(ls), d, d)
+	}
 	parts := make([]kernels.Kernel, d)
 	for i := range parts {
 		v := 1.0
@@ -149,7 +162,11 @@ func (m *intervalModel) build(x *mat.Dense) error {
 		case i == 0:
 			v = variance
 		}
-		if parts[i], err = kernels.New(m.p.String("kernel"), 1, kernels.Options{Variance: v, Lengthscales: []float64{m.p.Float("lengthscale")}}); err != nil {
+		l := ls[0]
+		if len(ls) == d {
+			l = ls[i]
+		}
+		if parts[i], err = kernels.New(m.p.String("kernel"), 1, kernels.Options{Variance: v, Lengthscales: []float64{l}}); err != nil {
 			return err
 		}
 	}
@@ -266,10 +283,29 @@ func (m *intervalModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, 
 // collapsed is the Titsias bound from the precomputed statistics.
 func (m *intervalModel) collapsed(_ *ad.Tape, b *param.Bound) (*ad.Node, error) {
 	kb := m.kern.Bind(b, intervalKernelPrefix)
-	kuu := m.feat.Bind(b, "").Kuu(kb)
+	kuu, err := m.structuredKuu(kb)
+	if err != nil {
+		return nil, err
+	}
 	kd := ad.Scale(float64(m.stats.N), kernelAtZero(kb, m.feat.Dim()))
-	out, _, err := inference.CollapsedFromStats(m.stats, inference.Kuu{Dense: kuu}, kd, b.Get("noise_variance"), inference.Options{})
+	out, _, err := inference.CollapsedFromStats(m.stats, kuu, kd, b.Get("noise_variance"), inference.Options{})
 	return out, err
+}
+
+// structuredKuu hands the feature's structured square root of Kuu to the
+// collapsed bound instead of the dense M×M matrix: the VFF cos/sin blocks
+// are diagonal plus rank ≤ 2 (whitened in O(M) per column, no
+// factorisation), A-VFF is block diagonal over dimensions and Kronecker VFF
+// is whitened by mode products with the small per-dimension factors. Only
+// A = I + L⁻¹PL⁻ᵀ/σ² is factorised densely. B-spline Grams are banded and
+// get a dense Cholesky per dimension (still per-dimension, never of the
+// full Kronecker product).
+func (m *intervalModel) structuredKuu(kb kernels.Bound) (inference.Kuu, error) {
+	w, err := m.feat.Whitener(kb, inference.DefaultMaxTries)
+	if err != nil {
+		return inference.Kuu{}, err
+	}
+	return inference.Kuu{Whiten: w}, nil
 }
 
 // svgpSetup declares q(u) and the likelihood and returns the ELBO.
@@ -357,8 +393,11 @@ func (m *intervalModel) condition() error {
 	kb := m.kern.Bind(b, intervalKernelPrefix)
 	var err error
 	if m.stats != nil {
-		kuu := m.feat.Bind(b, "").Kuu(kb)
-		m.post, err = inference.StatsPosterior(m.stats, inference.Kuu{Dense: kuu}, b.Get("noise_variance"), inference.Options{})
+		var kuu inference.Kuu
+		if kuu, err = m.structuredKuu(kb); err != nil {
+			return fmt.Errorf("posterior: %w", err)
+		}
+		m.post, err = inference.StatsPosterior(m.stats, kuu, b.Get("noise_variance"), inference.Options{})
 	} else {
 		q := inference.Variational{Mu: b.Get("q_mu"), Sqrt: b.Get("q_sqrt"), Whiten: m.p.Bool("whiten")}
 		m.post, err = inference.SVGPPosterior(kb, m.feat.Bind(b, ""), q, inference.Options{})

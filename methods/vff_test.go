@@ -12,7 +12,9 @@ import (
 
 	"sgplab/gp"
 	"sgplab/gp/ad"
+	"sgplab/gp/features"
 	"sgplab/gp/inference"
+	"sgplab/gp/param"
 )
 
 func boxData(n, d int, seed uint64) gp.Data {
@@ -190,6 +192,20 @@ func TestIntervalMethodsBadInput(t *testing.T) {
 	if _, err := Build("bspline", map[string]any{"bases": int64(3)}); err == nil {
 		t.Error("3 cubic B-splines accepted")
 	}
+	model, _ = Build("vff", map[string]any{"lengthscales": []any{0.2, 0.3, 0.4}})
+	if _, err := model.Fit(context.Background(), boxData(20, 2, 1), FitOptions{}, nil); err == nil || !strings.Contains(err.Error(), "give 1 or 2") {
+		t.Errorf("3 lengthscales for 2 dimensions: %v", err)
+	}
+	model, _ = Build("avff", map[string]any{"lengthscales": []any{0.2, 0.3}})
+	res, err := model.Fit(context.Background(), boxData(20, 2, 1), FitOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, want := range []float64{0.2, 0.3} {
+		if v := hyper(res, features.ComponentPrefix(intervalKernelPrefix, d)+"lengthscales"); len(v) != 1 || math.Abs(v[0]-want) > 1e-12 {
+			t.Errorf("dimension %d: lengthscales %v, want [%v]", d, v, want)
+		}
+	}
 	model, _ = Build("vff", map[string]any{"frequencies": int64(1), "mask": true})
 	if _, err := model.Fit(context.Background(), boxData(20, 2, 1), FitOptions{}, nil); err == nil || !strings.Contains(err.Error(), "more frequencies") {
 		t.Errorf("mask too small: %v", err)
@@ -203,7 +219,7 @@ func TestVFFBoundApproachesExactLML(t *testing.T) {
 	var prevGap float64 = math.Inf(1)
 	for _, freqs := range []int64{20, 60, 200} {
 		model, err := Build("vff", map[string]any{"kernel": "matern32", "frequencies": freqs,
-			"interval_lower": -3.0, "interval_upper": 4.0, "lengthscale": 0.3, "noise_variance": 0.05})
+			"interval_lower": -3.0, "interval_upper": 4.0, "lengthscales": []any{0.3}, "noise_variance": 0.05})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,5 +246,99 @@ func TestVFFBoundApproachesExactLML(t *testing.T) {
 	}
 	if prevGap > 0.01 { // 0.0038 here; 4.5e-4 with 400 frequencies
 		t.Errorf("gap %g with 200 frequencies", prevGap)
+	}
+}
+
+// collapsedDense is the collapsed bound with the dense M×M Kuu (one dense
+// Cholesky), the reference for the structured whitening used in Fit.
+func (m *intervalModel) collapsedDense(_ *ad.Tape, b *param.Bound) (*ad.Node, error) {
+	kb := m.kern.Bind(b, intervalKernelPrefix)
+	kd := ad.Scale(float64(m.stats.N), kernelAtZero(kb, m.feat.Dim()))
+	out, _, err := inference.CollapsedFromStats(m.stats, inference.Kuu{Dense: m.feat.Kuu(kb)}, kd, b.Get("noise_variance"), inference.Options{})
+	return out, err
+}
+
+// The structured Kuu (diagonal-plus-low-rank square roots per cos/sin
+// block, per dimension) gives the same bound and gradient as the dense
+// Kuu, including many frequencies where Kuu's diagonal spans many orders
+// of magnitude.
+func TestIntervalStructuredKuuMatchesDense(t *testing.T) {
+	for _, c := range []struct {
+		method string
+		d      int
+		raw    map[string]any
+	}{
+		{"vff", 1, map[string]any{"frequencies": int64(100), "kernel": "matern52"}},
+		{"vff", 1, map[string]any{"frequencies": int64(60), "kernel": "matern12"}},
+		{"vff", 2, map[string]any{"frequencies": int64(8), "kernel": "matern32"}},
+		{"avff", 3, map[string]any{"frequencies": int64(10), "kernel": "matern52"}},
+		{"bspline", 2, map[string]any{"bases": int64(8)}},
+	} {
+		model, err := Build(c.method, c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := model.(*intervalModel)
+		if _, err := model.Fit(context.Background(), boxData(200, c.d, 8), FitOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		eval := func(f func(*ad.Tape, *param.Bound) (*ad.Node, error)) (float64, []float64) {
+			tp := ad.NewTape()
+			b := m.set.Bind(tp)
+			out, err := f(tp, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp.Backward(out)
+			return out.Scalar(), b.Gradient()
+		}
+		vs, gs := eval(m.collapsed)
+		vd, gd := eval(m.collapsedDense)
+		t.Logf("%s %v (M = %d): bound %.12g, structured − dense %.2g", c.method, c.raw, m.feat.M(), vd, vs-vd)
+		if math.Abs(vs-vd) > 1e-9*math.Max(1, math.Abs(vd)) {
+			t.Errorf("%s %v: structured bound %.12g, dense %.12g", c.method, c.raw, vs, vd)
+		}
+		for i := range gd {
+			if math.Abs(gs[i]-gd[i]) > 1e-7*math.Max(1, math.Abs(gd[i])) {
+				t.Errorf("%s %v: gradient[%d] structured %.10g, dense %.10g", c.method, c.raw, i, gs[i], gd[i])
+			}
+		}
+	}
+}
+
+// VFF's harmonics are periodic on [a, b], so the Matérn prior is missed
+// near the ends of the box whatever the number of frequencies: with a
+// margin of 0.1 lengthscales the gap L − F stalls, with 3 lengthscales
+// it keeps falling (the reason the IFF configs widen VFF's box).
+func TestVFFBoxMarginFloor(t *testing.T) {
+	train := boxData(200, 1, 31)
+	gap := func(margin float64, freqs int64) float64 {
+		model, err := Build("vff", map[string]any{"kernel": "matern52", "frequencies": freqs, "interval_margin": margin,
+			"lengthscales": []any{0.1}, "noise_variance": 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := model.(*intervalModel)
+		if _, err := model.Fit(context.Background(), train, FitOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		tp := ad.NewTape()
+		b := m.set.Bind(tp)
+		bound, err := m.collapsed(tp, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, _, err := inference.ExactLML(m.kern.Bind(b, intervalKernelPrefix), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return exact.Scalar() - bound.Scalar()
+	}
+	// The same top frequency ≈ 2π·F/width in both boxes.
+	tight, tighter, wide := gap(0.01, 150), gap(0.01, 300), gap(0.3, 235)
+	t.Logf("L − F: margin 0.1ℓ %.3g (twice the frequencies: %.3g), margin 3ℓ %.3g", tight, tighter, wide)
+	if !(tighter > 10*wide) || !(tighter > tight/2) || wide < -1e-8 {
+		t.Errorf("L − F: margin 0.1ℓ %.3g, with twice the frequencies %.3g, margin 3ℓ %.3g; want the tight box ≥ 10× worse and stalled",
+			tight, tighter, wide)
 	}
 }

@@ -83,6 +83,12 @@ func (s Structure) String() string {
 	return "additive"
 }
 
+// factoredBasis is a basis whose Gram matrix has a square root cheaper
+// than a dense Cholesky: whiten returns x ↦ L⁻¹x with gram = LLᵀ.
+type factoredBasis interface {
+	whiten(k kernels.SpectralBound, nu float64) func(*ad.Node) *ad.Node
+}
+
 // basis1D is a θ-independent one-dimensional basis with a closed-form RKHS
 // Gram matrix for a Matérn kernel.
 type basis1D interface {
@@ -514,13 +520,17 @@ func SelectSym(a *ad.Node, idx []int) *ad.Node {
 	}, a)
 }
 
-// Whitener returns b ↦ L⁻¹b for the Cholesky factor L of Kuu, computed
-// through the structure: per-dimension factors of the blocks (additive:
+// Whitener returns b ↦ L⁻¹b for a square root Kuu = LLᵀ computed through
+// the structure: per-dimension factors L_d of the blocks (additive:
 // L = blockdiag_d L_d) or of the Kronecker factors (L = ⊗_d L_d, applied
-// by mode products in O(M Σ_d M_d) per column instead of O(M²)). A masked
-// Kronecker grid has no such structure and falls back to a dense Cholesky
-// of the masked Kuu. maxTries is passed to ad.CholeskyJitter. Since L is
-// the unique Cholesky factor, the result equals the dense whitening.
+// by mode products in O(M Σ_d M_d) per column instead of O(M²)). Each L_d
+// is the structured diagonal-plus-low-rank square root of the VFF cos/sin
+// blocks (O(M_d) per column, no factorisation; not triangular) or, for
+// B-splines, the Cholesky factor of the banded Gram (dense, with
+// ad.CholeskyJitter and maxTries). A masked Kronecker grid has no such
+// structure and falls back to a dense Cholesky of the masked Kuu. L
+// differs from the Cholesky factor of Kuu by an orthogonal factor, which
+// the collapsed bound and its posterior do not see (they depend on LLᵀ).
 func (f *IntervalFeature) Whitener(k kernels.Bound, maxTries int) (func(*ad.Node) *ad.Node, error) {
 	if f.structure == Kronecker && f.keep != nil {
 		l, _, err := ad.CholeskyJitter(f.Kuu(k), maxTries)
@@ -529,41 +539,47 @@ func (f *IntervalFeature) Whitener(k kernels.Bound, maxTries int) (func(*ad.Node
 		}
 		return func(b *ad.Node) *ad.Node { return ad.SolveLower(l, b) }, nil
 	}
-	grams := f.Grams(k)
-	ls := make([]*ad.Node, len(grams))
-	for d, g := range grams {
-		l, _, err := ad.CholeskyJitter(g, maxTries)
+	parts := f.partBounds(k)
+	ws := make([]func(*ad.Node) *ad.Node, len(parts))
+	sizes := make([]int, len(parts))
+	for d, p := range parts {
+		sizes[d] = f.bases[d].size()
+		if fb, ok := f.bases[d].(factoredBasis); ok {
+			ws[d] = fb.whiten(p, f.orders[d])
+			continue
+		}
+		l, _, err := ad.CholeskyJitter(f.bases[d].gram(p, f.orders[d]), maxTries)
 		if err != nil {
 			return nil, fmt.Errorf("features: %s: Kuu of dimension %d: %w", f.Name(), d, err)
 		}
-		ls[d] = l
+		ws[d] = func(b *ad.Node) *ad.Node { return ad.SolveLower(l, b) }
+	}
+	if len(ws) == 1 {
+		return ws[0], nil
 	}
 	if f.structure == Additive {
 		return func(b *ad.Node) *ad.Node {
 			_, c := b.Dims()
-			parts := make([]*ad.Node, len(ls))
+			out := make([]*ad.Node, len(ws))
 			r := 0
-			for d, l := range ls {
-				m, _ := l.Dims()
-				parts[d] = ad.SolveLower(l, ad.Slice(b, r, r+m, 0, c))
-				r += m
+			for d, w := range ws {
+				out[d] = w(ad.Slice(b, r, r+sizes[d], 0, c))
+				r += sizes[d]
 			}
-			if len(parts) == 1 {
-				return parts[0]
-			}
-			return ad.VCat(parts...)
+			return ad.VCat(out...)
 		}, nil
 	}
-	inv := make([]*ad.Node, len(ls))
-	sizes := make([]int, len(ls))
-	for d, l := range ls {
-		m, _ := l.Dims()
-		sizes[d] = m
+	// Kronecker: (⊗_d L_d)⁻¹ = ⊗_d L_d⁻¹, with each small L_d⁻¹ formed
+	// explicitly and applied by mode products.
+	inv := make([]*ad.Node, len(ws))
+	tape := parts[0].Variance().Tape()
+	for d, w := range ws {
+		m := sizes[d]
 		id := mat.NewDense(m, m, nil)
 		for i := 0; i < m; i++ {
 			id.Set(i, i, 1)
 		}
-		inv[d] = ad.SolveLower(l, l.Tape().Const(id))
+		inv[d] = w(tape.Const(id))
 	}
 	return func(b *ad.Node) *ad.Node {
 		for d, a := range inv {

@@ -91,8 +91,78 @@ func (b *fourierBasis) fill(x []float64, out *mat.Dense) {
 	}
 }
 
-// gram is blockdiag(Kcos, Ksin) with (λ = √(2ν)/ℓ, L = b − a, σ² the
-// variance; Hensman et al. 2017, iff-spec §1.14, odvff-spec §1.4)
+// dplr is a diagonal-plus-low-rank block diag(d) + Σ_j u_j u_jᵀ.
+type dplr struct {
+	d *ad.Node   // m×1, positive
+	u []*ad.Node // m×1 each
+}
+
+func (b dplr) dense() *ad.Node {
+	if len(b.u) == 0 {
+		return ad.DiagMat(b.d)
+	}
+	u := ad.HCat(b.u...)
+	return ad.AddDiag(ad.MatMulTB(u, u), b.d)
+}
+
+// whiten returns x ↦ L⁻¹x for a square root L of the block that costs
+// O(m·r) per column instead of a dense Cholesky and triangular solve.
+// With D = diag(d), K₀ = D and K_j = K_{j−1} + u_j u_jᵀ = L_j L_jᵀ:
+// L₀ = D^{½} and L_j = L_{j−1}(I + c_j w_j w_jᵀ) with w_j = L_{j−1}⁻¹u_j and
+// c_j = 1/(1 + s_j), s_j = √(1 + w_jᵀw_j), since (I + c w wᵀ)² = I + w wᵀ
+// exactly for that c. Its inverse is I − w wᵀ/(s(1 + s)). L is not
+// triangular, which the collapsed bound does not need (it sees only LLᵀ),
+// and the scaling by D^{-½} first makes it insensitive to the (λ² + ω²)^{ν+½}
+// spread of the diagonal, where a dense Cholesky of K loses digits.
+func (b dplr) whiten() func(*ad.Node) *ad.Node {
+	invSqrtD := ad.Pow(b.d, -0.5)
+	ws := make([]*ad.Node, len(b.u))
+	ks := make([]*ad.Node, len(b.u))
+	apply := func(x *ad.Node, upto int) *ad.Node {
+		x = ad.MulColVec(x, invSqrtD)
+		for j := 0; j < upto; j++ {
+			// x − w (wᵀx) κ, with κ = 1/(s(1+s)) a 1×1 node.
+			x = ad.Sub(x, ad.MulScalar(ad.MatMul(ws[j], ad.MatMulTA(ws[j], x)), ks[j]))
+		}
+		return x
+	}
+	for j, u := range b.u {
+		ws[j] = apply(u, j)
+		s := ad.Sqrt(ad.AddConst(ad.Sum(ad.Square(ws[j])), 1))
+		ks[j] = ad.Pow(ad.Mul(s, ad.AddConst(s, 1)), -1)
+	}
+	return func(x *ad.Node) *ad.Node { return apply(x, len(ws)) }
+}
+
+// gram is blockdiag(Kcos, Ksin), see blocks.
+func (b *fourierBasis) gram(k kernels.SpectralBound, nu float64) *ad.Node {
+	blocks := b.blocks(k, nu)
+	if len(blocks) == 1 {
+		return blocks[0].dense()
+	}
+	return BlockDiag(blocks[0].dense(), blocks[1].dense())
+}
+
+// whiten applies the structured square root of each cos/sin block.
+func (b *fourierBasis) whiten(k kernels.SpectralBound, nu float64) func(*ad.Node) *ad.Node {
+	blocks := b.blocks(k, nu)
+	fs := make([]func(*ad.Node) *ad.Node, len(blocks))
+	for i, blk := range blocks {
+		fs[i] = blk.whiten()
+	}
+	if len(fs) == 1 {
+		return fs[0]
+	}
+	m := b.nfreq
+	return func(x *ad.Node) *ad.Node {
+		r, c := x.Dims()
+		return ad.VCat(fs[0](ad.Slice(x, 0, m, 0, c)), fs[1](ad.Slice(x, m, r, 0, c)))
+	}
+}
+
+// blocks are Kcos and Ksin (the latter absent with one frequency), with
+// (λ = √(2ν)/ℓ, L = b − a, σ² the variance; Hensman et al. 2017, iff-spec
+// §1.14, odvff-spec §1.4)
 //
 //	ν = ½: Kcos = diag(L(λ²+ω²)/(c_m λσ²)) + 11ᵀ/σ², c = 2, 4;  Ksin = diag(L(λ²+ω²)/(4λσ²))
 //	ν = 3⁄2: Kcos = diag(L(λ²+ω²)²/(c_m λ³σ²)) + 11ᵀ/σ², c = 4, 8;
@@ -101,7 +171,7 @@ func (b *fourierBasis) fill(x []float64, out *mat.Dense) {
 //	       w₁ = (3ω²/λ² − 1)/√(8σ²);  Ksin = diag(3L(λ²+ω²)³/(32λ⁵σ²)) + vvᵀ, v = √3ω/(λσ)
 //
 // where c_m takes its first value at ω = 0.
-func (b *fourierBasis) gram(k kernels.SpectralBound, nu float64) *ad.Node {
+func (b *fourierBasis) blocks(k kernels.SpectralBound, nu float64) []dplr {
 	t := k.Variance().Tape()
 	sv := k.Variance()
 	lam := ad.Scale(math.Sqrt(2*nu), ad.Pow(k.Lengthscales(), -1))
@@ -138,28 +208,22 @@ func (b *fourierBasis) gram(k kernels.SpectralBound, nu float64) *ad.Node {
 		return ad.DivScalar(ad.Mul(ad.Pow(base, p), t.Const(c)), den)
 	}
 	invSigma := ad.Pow(sv, -0.5)
-	cosLow := []*ad.Node{ad.MulScalar(t.Const(ones), invSigma)}
+	kcos := dplr{d: diag(w2c, coef), u: []*ad.Node{ad.MulScalar(t.Const(ones), invSigma)}}
 	if nu == 2.5 {
 		w1 := ad.AddConst(ad.Scale(3, ad.MulScalar(t.Const(w2c), ad.Pow(lam, -2))), -1)
-		cosLow = append(cosLow, ad.Scale(1/math.Sqrt(8), ad.MulScalar(w1, invSigma)))
+		kcos.u = append(kcos.u, ad.Scale(1/math.Sqrt(8), ad.MulScalar(w1, invSigma)))
 	}
-	kcos := ad.AddDiag(ad.MatMulTB(ad.HCat(cosLow...), ad.HCat(cosLow...)), diag(w2c, coef))
 	if m == 1 {
-		return kcos
+		return []dplr{kcos}
 	}
 	sin := func(a *mat.Dense) *mat.Dense { return mat.DenseCopyOf(a.Slice(1, m, 0, 1)) }
-	dsin := diag(sin(w2c), sin(coef))
-	var ksin *ad.Node
-	switch nu {
-	case 0.5:
-		ksin = ad.DiagMat(dsin)
-	default:
+	ksin := dplr{d: diag(sin(w2c), sin(coef))}
+	if nu != 0.5 {
 		scale := 1.0
 		if nu == 2.5 {
 			scale = math.Sqrt(3)
 		}
-		v := ad.Scale(scale, ad.MulScalar(t.Const(sin(wc)), ad.Mul(invSigma, ad.Pow(lam, -1))))
-		ksin = ad.AddDiag(ad.MatMulTB(v, v), dsin)
+		ksin.u = []*ad.Node{ad.Scale(scale, ad.MulScalar(t.Const(sin(wc)), ad.Mul(invSigma, ad.Pow(lam, -1))))}
 	}
-	return BlockDiag(kcos, ksin)
+	return []dplr{kcos, ksin}
 }

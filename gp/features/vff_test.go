@@ -546,9 +546,9 @@ func (f fakeParts) Parts() []kernels.Bound { return f.parts }
 func (fakeParts) K(x, z *ad.Node) *ad.Node { panic("unused") }
 func (fakeParts) Diag(x *ad.Node) *ad.Node { panic("unused") }
 
-// TestWhitenerMatchesDense: the structured whitening equals L⁻¹B with the
-// dense Cholesky factor of Kuu, and its gradients agree with finite
-// differences.
+// TestWhitenerMatchesDense: the structured whitening is L⁻¹ for a square
+// root of the dense Kuu (L⁻¹KuuL⁻ᵀ = I), and its gradients agree with
+// finite differences.
 func TestWhitenerMatchesDense(t *testing.T) {
 	m32, _ := kernels.New("matern32", 1, kernels.Options{})
 	m52, _ := kernels.New("matern52", 1, kernels.Options{})
@@ -562,6 +562,8 @@ func TestWhitenerMatchesDense(t *testing.T) {
 		f    func() (*IntervalFeature, error)
 	}{
 		{"additive vff", func() (*IntervalFeature, error) { return NewVFF(add, ivs, 3, Additive, false) }},
+		{"1-D vff matern52", func() (*IntervalFeature, error) { return NewVFF(m52, ivs[1:2], 5, Additive, false) }},
+		{"1-D vff one frequency", func() (*IntervalFeature, error) { return NewVFF(m32, ivs[:1], 1, Additive, false) }},
 		{"kronecker vff 3-D", func() (*IntervalFeature, error) { return NewVFF(sep3, ivs, 2, Kronecker, false) }},
 		{"masked vff", func() (*IntervalFeature, error) { return NewVFF(sep2, ivs[:2], 4, Kronecker, true) }},
 		{"kronecker bspline", func() (*IntervalFeature, error) { return NewBSplines(sep2, ivs[:2], 5, Kronecker) }},
@@ -604,14 +606,24 @@ func TestWhitenerMatchesDense(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := w(xs[len(xs)-1]).Value()
-		l, err := ad.Cholesky(f.Kuu(kernel(xs)))
-		if err != nil {
-			t.Fatal(err)
+		// L may be any square root (the VFF blocks' is not triangular):
+		// check L⁻¹ Kuu L⁻ᵀ = I, and that w is linear, w(B) = L⁻¹B.
+		m := f.M()
+		id := mat.NewDense(m, m, nil)
+		for i := 0; i < m; i++ {
+			id.Set(i, i, 1)
 		}
-		want := ad.SolveLower(l, xs[len(xs)-1]).Value()
-		if !mat.EqualApprox(got, want, 1e-10) {
-			t.Errorf("%s: structured whitening differs from dense", c.name)
+		linv := w(tp.Const(id)).Value()
+		var lk, lkl mat.Dense
+		lk.Mul(linv, f.Kuu(kernel(xs)).Value())
+		lkl.Mul(&lk, linv.T())
+		if !mat.EqualApprox(&lkl, id, 1e-9) {
+			t.Errorf("%s: L⁻¹ Kuu L⁻ᵀ ≠ I", c.name)
+		}
+		var want mat.Dense
+		want.Mul(linv, bmat)
+		if got := w(xs[len(xs)-1]).Value(); !mat.EqualApprox(got, &want, 1e-12) {
+			t.Errorf("%s: whitening of B differs from L⁻¹B", c.name)
 		}
 		err = ad.CheckGradient(func(_ *ad.Tape, xs []*ad.Node) *ad.Node {
 			w, err := f.Whitener(kernel(xs), 3)

@@ -166,6 +166,12 @@ type Kuu struct {
 	// may be zero (a feature with no prior mass, e.g. an underflowed
 	// spectral density), which Diag cannot express. No jitter is added.
 	Precision *ad.Node
+	// Whiten is b ↦ L⁻¹b (b is M×C) for a factor Kuu = LLᵀ chosen by the
+	// caller, recorded on the tape so that gradients flow through it. It
+	// lets a feature with structured Kuu (block-diagonal, Kronecker, …)
+	// whiten without a dense M×M Cholesky. L need not be triangular: the
+	// bound depends on L only through LLᵀ. The caller adds any jitter.
+	Whiten func(*ad.Node) *ad.Node
 }
 
 // sqrtPrecisionFloor keeps √d differentiable at d = 0.
@@ -179,10 +185,15 @@ func (k Kuu) whiten(m int, opt Options) (func(*ad.Node) *ad.Node, float64, error
 			set++
 		}
 	}
+	if k.Whiten != nil {
+		set++
+	}
 	if set != 1 {
-		return nil, 0, fmt.Errorf("inference: Kuu: exactly one of Dense, Diag, Precision must be set, got %d", set)
+		return nil, 0, fmt.Errorf("inference: Kuu: exactly one of Dense, Diag, Precision, Whiten must be set, got %d", set)
 	}
 	switch {
+	case k.Whiten != nil:
+		return k.Whiten, 0, nil
 	case k.Dense != nil:
 		if r, c := k.Dense.Dims(); r != m || c != m {
 			return nil, 0, fmt.Errorf("inference: Kuu is %d×%d, stats have M = %d", r, c, m)
@@ -269,7 +280,14 @@ func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options
 	n := float64(s.N)
 
 	// B = L⁻¹ P L⁻ᵀ / σ², symmetrised against rounding.
-	b := whiten(ad.T(whiten(p)))
+	lp := whiten(p)
+	if lp == nil {
+		return nil, errors.New("inference: Kuu whitener returned nil")
+	}
+	if r, c := lp.Dims(); r != m || c != m {
+		return nil, fmt.Errorf("inference: Kuu whitener maps %d×%d to %d×%d, want %d×%d (does it belong to these features?)", m, m, r, c, m, m)
+	}
+	b := whiten(ad.T(lp))
 	b = ad.Scale(0.5, ad.Add(b, ad.T(b)))
 	b = ad.DivScalar(b, noise)
 	a := ad.AddDiag(b, t.Scalar(1))
