@@ -125,20 +125,7 @@ func (t *Tape) Backward(out *Node) {
 		}
 	}
 	for i := start; i >= 0; i-- {
-		n := t.nodes[i]
-		if n.grad == nil || n.backward == nil {
-			continue
-		}
-		gs := n.backward(n.grad)
-		if len(gs) != len(n.inputs) {
-			panic(fmt.Sprintf("ad: backward returned %d gradients for %d inputs", len(gs), len(n.inputs)))
-		}
-		for k, in := range n.inputs {
-			if gs[k] == nil || !in.needsGrad {
-				continue
-			}
-			in.accumulate(gs[k])
-		}
+		t.nodes[i].propagate()
 	}
 }
 

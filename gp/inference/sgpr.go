@@ -22,7 +22,10 @@ import (
 //	−(N/2) log 2πσ² − ½ log|B| − yᵀy/(2σ²) + ½‖c‖² − tr(Kff)/(2σ²) + ½ tr(AAᵀ),
 //
 // with c = LB⁻¹ A y / σ. AAᵀ is formed as L⁻¹(Kuf Kfu)L⁻ᵀ/σ², so the only
-// O(NM²) work is one M×N by N×M product (and its adjoint); memory is O(NM).
+// O(NM²) work is one M×N by N×M product (and its adjoint), split over the
+// cores (see linalg.GramVec). Memory is O(NM) in general; for inducing
+// points with a large N·M, Kuf is formed in chunks of the data in both
+// passes and memory is O(M² + chunk·M) (see gramVecChunked).
 func SGPR(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.Node, opt Options) (*ad.Node, Info, error) {
 	s, err := sgpr(k, f, x, y, noise, opt)
 	if err != nil {
@@ -88,25 +91,38 @@ func sgpr(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.
 		return nil, err
 	}
 	m := fac.size()
-	kuf := f.Kuf(k, x)
-	if r, c := kuf.Dims(); r != m || c != n {
-		return nil, fmt.Errorf("inference: Kuf is %d×%d, want %d×%d", r, c, m, n)
-	}
-	if err := checkFinite("Kuf", kuf.Value()); err != nil {
-		return nil, err
+	// Kuf Kfu (the O(NM²) step) and Kuf y.
+	var kk, kufy *ad.Node
+	if n*m > sgprChunkedAbove && kufChunkable(f) {
+		kk, kufy, err = gramVecChunked(k, f, x, y, m, max(1, sgprChunkEntries/m))
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		kuf := f.Kuf(k, x)
+		if r, c := kuf.Dims(); r != m || c != n {
+			return nil, fmt.Errorf("inference: Kuf is %d×%d, want %d×%d", r, c, m, n)
+		}
+		if err := checkFinite("Kuf", kuf.Value()); err != nil {
+			return nil, err
+		}
+		kk, kufy = gramVec(kuf, y)
 	}
 	yy := 0.0
 	for _, v := range y {
 		yy += v * v
 	}
-	kk := gram(kuf)                            // Kuf Kfu, the O(NM²) step
-	kufy := ad.MatMul(kuf, t.Const(column(y))) // Kuf y
 	trKff := ad.Sum(k.Diag(x))
 
-	// AAᵀ = L⁻¹ Kuf Kfu L⁻ᵀ / σ², symmetrised against rounding.
-	half := fac.solveL(kk)
-	aat := fac.solveL(ad.T(half))
-	aat = ad.Scale(0.5, ad.Add(aat, ad.T(aat)))
+	// AAᵀ = L⁻¹ Kuf Kfu L⁻ᵀ / σ², exactly symmetric.
+	var aat *ad.Node
+	if df, ok := fac.(*denseFactor); ok {
+		aat = congruence(df.l, kk)
+	} else {
+		half := fac.solveL(kk)
+		aat = fac.solveL(ad.T(half))
+		aat = ad.Scale(0.5, ad.Add(aat, ad.T(aat)))
+	}
 	aat = ad.DivScalar(aat, noise)
 	bmat := ad.AddDiag(aat, t.Scalar(1))
 	lb, err := ad.Cholesky(bmat)

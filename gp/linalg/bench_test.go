@@ -46,20 +46,66 @@ func BenchmarkGram(b *testing.B) {
 	}
 }
 
-// BenchmarkDgemm is the machine's dgemm rate for the (M×M)·(M×N) product
-// of the collapsed bound's adjoint (2·N·M² flops), the reference for the
-// O(NM²) part of SGPR.
+// BenchmarkGramAdjoint times (Ḡ+Ḡᵀ)A + u vᵀ, the adjoint of the collapsed
+// bound's O(NM²) step, for the same shapes (2·N·M² flops).
+func BenchmarkGramAdjoint(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const n = 10_000
+	for _, m := range []int{100, 500, 1000} {
+		a, g := randDense(rng, m, n), randDense(rng, m, m)
+		u, v := randDense(rng, m, 1).RawMatrix().Data, randDense(rng, n, 1).RawMatrix().Data
+		b.Run(fmt.Sprintf("M=%d/N=%d", m, n), func(b *testing.B) {
+			for b.Loop() {
+				GramAdjoint(g, a, u, v)
+			}
+			b.ReportMetric(2*float64(n)*float64(m)*float64(m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkDgemm is the machine's dgemm rate for the (M×N)·(N×M) product
+// A Aᵀ of the collapsed bound (2·N·M² flops), the reference for the O(NM²)
+// part of SGPR. "call" is one dgemm, which keeps gemmThreads() cores busy
+// (one with OpenBLAS at OPENBLAS_NUM_THREADS=1, as sgplab runs it; all with
+// gonum); "split" hands column blocks of A to goroutines on the remaining
+// cores, each with its own dgemm into its own M×M partial, summed at the
+// end — the same plan as Gram, so the two rates compare like with like.
 func BenchmarkDgemm(b *testing.B) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	const n = 10_000
 	for _, m := range []int{100, 500, 1000} {
-		s, a := randDense(rng, m, m), randDense(rng, m, n)
-		b.Run(fmt.Sprintf("M=%d/N=%d", m, n), func(b *testing.B) {
-			c := mat.NewDense(m, n, nil)
+		a := randDense(rng, m, n)
+		ar := a.RawMatrix()
+		flops := 2 * float64(n) * float64(m) * float64(m)
+		report := func(b *testing.B) {
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		}
+		b.Run(fmt.Sprintf("M=%d/N=%d/call", m, n), func(b *testing.B) {
+			c := mat.NewDense(m, m, nil)
 			for b.Loop() {
-				c.Mul(s, a)
+				c.Mul(a, a.T())
 			}
-			b.ReportMetric(2*float64(n)*float64(m)*float64(m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			report(b)
+		})
+		b.Run(fmt.Sprintf("M=%d/N=%d/split", m, n), func(b *testing.B) {
+			workers, width := colBlocks(m, n, gemmThreads(), minSumCols)
+			partial := make([]blas64.General, workers)
+			for w := range partial {
+				partial[w] = blas64.General{Rows: m, Cols: m, Stride: m, Data: make([]float64, m*m)}
+			}
+			for b.Loop() {
+				forBlocks(n, workers, width, func(w, lo, hi int) {
+					blk := colView(ar, lo, hi)
+					blas64.Gemm(blas.NoTrans, blas.Trans, 1, blk, blk, 1, partial[w])
+				})
+				for _, p := range partial[1:] {
+					for i, v := range p.Data {
+						partial[0].Data[i] += v
+					}
+				}
+			}
+			b.ReportMetric(float64(workers), "goroutines")
+			report(b)
 		})
 	}
 }

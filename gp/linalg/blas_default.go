@@ -2,6 +2,20 @@
 
 package linalg
 
+import "runtime"
+
 // BLASBackend names the BLAS implementation in use: "gonum" (pure Go, the
 // default) or "openblas" (built with -tags openblas).
 func BLASBackend() string { return "gonum" }
+
+// syrkThreads is the number of cores one dsyrk call keeps busy: gonum's
+// dsyrk is serial.
+func syrkThreads() int { return 1 }
+
+// gemmThreads is the number of cores one dgemm call keeps busy: gonum's
+// dgemm spreads its blocks over GOMAXPROCS goroutines itself.
+func gemmThreads() int { return runtime.GOMAXPROCS(0) }
+
+// trsmThreads is the number of cores one dtrsm call keeps busy: gonum's
+// dtrsm is serial.
+func trsmThreads() int { return 1 }

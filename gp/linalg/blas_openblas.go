@@ -2,6 +2,12 @@
 
 package linalg
 
+/*
+#cgo LDFLAGS: -lopenblas
+int openblas_get_num_threads(void);
+*/
+import "C"
+
 import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
@@ -14,3 +20,18 @@ func init() { blas64.Use(netlib.Implementation{}) }
 // BLASBackend names the BLAS implementation in use: "gonum" (pure Go, the
 // default) or "openblas" (built with -tags openblas).
 func BLASBackend() string { return "openblas" }
+
+// openblasThreads is OpenBLAS's worker-thread count (OPENBLAS_NUM_THREADS,
+// read once by the library when it loads; sgplab's Makefile sets 1 because
+// OpenBLAS's spinning workers fight the goroutines that already use every
+// core).
+var openblasThreads = max(1, int(C.openblas_get_num_threads()))
+
+// syrkThreads is the number of cores one dsyrk call keeps busy.
+func syrkThreads() int { return openblasThreads }
+
+// gemmThreads is the number of cores one dgemm call keeps busy.
+func gemmThreads() int { return openblasThreads }
+
+// trsmThreads is the number of cores one dtrsm call keeps busy.
+func trsmThreads() int { return openblasThreads }

@@ -1,0 +1,95 @@
+package linalg
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Congruence returns C = L⁻¹ G L⁻ᵀ (exactly symmetric) for a symmetric G
+// and lower-triangular L (only its lower triangle is read), and the
+// intermediate H = L⁻¹ G that CongruenceAdjoint needs. Both triangular
+// solves are split into column blocks over the cores (see colBlocks).
+func Congruence(l, g *mat.Dense) (c, h *mat.Dense) {
+	n, nc := l.Dims()
+	if gr, gc := g.Dims(); nc != n || gr != n || gc != n {
+		panic(fmt.Sprintf("linalg.Congruence: L is %d×%d, G is %d×%d", n, nc, gr, gc))
+	}
+	tri := lowerOf("Congruence", l, g)
+	h = mat.DenseCopyOf(g)
+	solveSplit(blas.NoTrans, tri, h)
+	// G is symmetric, so L⁻¹ Hᵀ = L⁻¹ G L⁻ᵀ.
+	c = mat.DenseCopyOf(h.T())
+	solveSplit(blas.NoTrans, tri, c)
+	symmetrise(c)
+	return c, h
+}
+
+// CongruenceAdjoint returns the gradients of a function of C = L⁻¹ G L⁻ᵀ
+// with respect to G and L, given C̄ and H = L⁻¹ G from Congruence. With
+// S = C̄ + C̄ᵀ and W = L⁻ᵀ S L⁻¹,
+//
+//	Ḡ = W/2 (the symmetric part of L⁻ᵀ C̄ L⁻¹, which is all that matters
+//	for a symmetric G),   L̄ = −tril(L⁻ᵀ S C) = −tril(W Hᵀ).
+//
+// That is two triangular solves and one product, all split over the cores.
+func CongruenceAdjoint(l, h, cbar *mat.Dense) (gbar, lbar *mat.Dense) {
+	n, _ := l.Dims()
+	if hr, hc := h.Dims(); hr != n || hc != n {
+		panic(fmt.Sprintf("linalg.CongruenceAdjoint: L is %d×%d, H is %d×%d", n, n, hr, hc))
+	}
+	if cr, cc := cbar.Dims(); cr != n || cc != n {
+		panic(fmt.Sprintf("linalg.CongruenceAdjoint: L is %d×%d, C̄ is %d×%d", n, n, cr, cc))
+	}
+	tri := lowerOf("CongruenceAdjoint", l, h)
+	w := mat.NewDense(n, n, nil)
+	w.Add(cbar, cbar.T())
+	solveSplit(blas.Trans, tri, w) // L⁻ᵀ S
+	w = mat.DenseCopyOf(w.T())     // S L⁻¹ (S is symmetric)
+	solveSplit(blas.Trans, tri, w) // L⁻ᵀ S L⁻¹
+	symmetrise(w)
+	lbar = mat.NewDense(n, n, nil)
+	if n > 0 {
+		wr, hr, lr := w.RawMatrix(), h.RawMatrix(), lbar.RawMatrix()
+		workers, width := colBlocks(n, n, gemmThreads(), minBlockCols)
+		forBlocks(n, workers, width, func(_, lo, hi int) {
+			// Columns [lo, hi) of W Hᵀ are W times rows [lo, hi) of H, transposed.
+			rows := blas64.General{Rows: hi - lo, Cols: n, Stride: hr.Stride, Data: hr.Data[lo*hr.Stride:]}
+			blas64.Gemm(blas.NoTrans, blas.Trans, -1, wr, rows, 0, colView(lr, lo, hi))
+		})
+	}
+	for i := 0; i < n; i++ {
+		row := lbar.RawRowView(i)
+		clear(row[i+1:])
+	}
+	w.Scale(0.5, w)
+	return w, lbar
+}
+
+// solveSplit overwrites x with op(L)⁻¹ x, column blocks of x on every core
+// that a single dtrsm call leaves idle.
+func solveSplit(t blas.Transpose, tri blas64.Triangular, x *mat.Dense) {
+	raw := x.RawMatrix()
+	if raw.Rows == 0 || raw.Cols == 0 {
+		return
+	}
+	workers, width := colBlocks(raw.Rows, raw.Cols, trsmThreads(), minBlockCols)
+	forBlocks(raw.Cols, workers, width, func(_, lo, hi int) {
+		blas64.Trsm(blas.Left, t, 1, tri, colView(raw, lo, hi))
+	})
+}
+
+// symmetrise replaces the square a by (a + aᵀ)/2, exactly symmetric.
+func symmetrise(a *mat.Dense) {
+	raw := a.RawMatrix()
+	for i := 0; i < raw.Rows; i++ {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+i]
+		for j, v := range row {
+			v = (v + raw.Data[j*raw.Stride+i]) / 2
+			row[j] = v
+			raw.Data[j*raw.Stride+i] = v
+		}
+	}
+}

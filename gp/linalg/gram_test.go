@@ -1,0 +1,164 @@
+package linalg
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestGramVecAdjoint checks GramVec and GramAdjoint against plain products
+// for shapes that take the single-call path, the split path with one block
+// per goroutine, and the split path with many uneven blocks.
+func TestGramVecAdjoint(t *testing.T) {
+	forProcs(t, testGramVecAdjoint)
+}
+
+// forProcs runs test as planned for this machine, then as planned for 3 and
+// 8 cores (several goroutines and uneven blocks even on a small machine,
+// whatever each backend's threading).
+func forProcs(t *testing.T, test func(t *testing.T)) {
+	t.Run("procs=machine", test)
+	defer func(p func() int) { procs = p }(procs)
+	for _, p := range []int{3, 8} {
+		procs = func() int { return p * max(syrkThreads(), gemmThreads(), trsmThreads()) }
+		t.Run(fmt.Sprintf("procs=%d", p), test)
+	}
+}
+
+func testGramVecAdjoint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, sh := range [][2]int{{1, 1}, {3, 7}, {5, 600}, {40, 2*gramChunk + 17}, {150, 900}} {
+		t.Run(fmt.Sprintf("%dx%d", sh[0], sh[1]), func(t *testing.T) {
+			r, c := sh[0], sh[1]
+			a := randDense(rng, r, c)
+			v := randDense(rng, c, 1).RawMatrix().Data
+			u := randDense(rng, r, 1).RawMatrix().Data
+			gbar := randDense(rng, r, r)
+
+			g, av := GramVec(a, v)
+			want := mat.NewDense(r, r, nil)
+			want.Mul(a, a.T())
+			if !mat.EqualApprox(g, want, 1e-9) {
+				t.Errorf("GramVec: A Aᵀ differs from the general product")
+			}
+			wantV := mat.NewVecDense(r, nil)
+			wantV.MulVec(a, mat.NewVecDense(c, v))
+			if !mat.EqualApprox(mat.NewVecDense(r, av), wantV, 1e-9) {
+				t.Errorf("GramVec: A v differs from the general product")
+			}
+
+			s := mat.NewDense(r, r, nil)
+			s.Add(gbar, gbar.T())
+			wantA := mat.NewDense(r, c, nil)
+			wantA.Mul(s, a)
+			if got := GramAdjoint(gbar, a, nil, nil); !mat.EqualApprox(got, wantA, 1e-9) {
+				t.Errorf("GramAdjoint without u vᵀ differs from (Ḡ+Ḡᵀ)A")
+			}
+			var outer mat.Dense
+			outer.Outer(1, mat.NewVecDense(r, u), mat.NewVecDense(c, v))
+			wantA.Add(wantA, &outer)
+			if got := GramAdjoint(gbar, a, u, v); !mat.EqualApprox(got, wantA, 1e-9) {
+				t.Errorf("GramAdjoint differs from (Ḡ+Ḡᵀ)A + u vᵀ")
+			}
+		})
+	}
+}
+
+// TestGramAdjointBadInput checks that mismatched shapes are reported with
+// the shapes, not as an index panic deep in BLAS.
+func TestGramAdjointBadInput(t *testing.T) {
+	a := mat.NewDense(3, 4, nil)
+	for _, tc := range []struct {
+		name string
+		call func()
+	}{
+		{"gbar shape", func() { GramAdjoint(mat.NewDense(2, 2, nil), a, nil, nil) }},
+		{"u without v", func() { GramAdjoint(mat.NewDense(3, 3, nil), a, make([]float64, 3), nil) }},
+		{"v length", func() { GramAdjoint(mat.NewDense(3, 3, nil), a, make([]float64, 3), make([]float64, 3)) }},
+		{"GramVec v length", func() { GramVec(a, make([]float64, 3)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("no panic for %s", tc.name)
+				}
+			}()
+			tc.call()
+		})
+	}
+}
+
+// TestCongruence checks C = L⁻¹ G L⁻ᵀ and its adjoint against explicit
+// inverses and products, for sizes on the single-call and the split paths.
+func TestCongruence(t *testing.T) {
+	forProcs(t, testCongruence)
+}
+
+func testCongruence(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for _, n := range []int{1, 5, 130, 200} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			// A well-conditioned lower-triangular L and a symmetric G.
+			l := mat.NewDense(n, n, nil)
+			for i := 0; i < n; i++ {
+				for j := 0; j < i; j++ {
+					l.Set(i, j, 0.3*rng.NormFloat64()/float64(n))
+				}
+				l.Set(i, i, 1+rng.Float64())
+			}
+			x := randDense(rng, n, n)
+			g := mat.NewDense(n, n, nil)
+			g.Add(x, x.T())
+			cbar := randDense(rng, n, n)
+
+			var linv mat.Dense
+			if err := linv.Inverse(l); err != nil {
+				t.Fatal(err)
+			}
+			want := mat.NewDense(n, n, nil)
+			want.Product(&linv, g, linv.T())
+			c, h := Congruence(l, g)
+			if !mat.EqualApprox(c, want, 1e-9) {
+				t.Errorf("C differs from L⁻¹ G L⁻ᵀ")
+			}
+			if !mat.Equal(c, c.T()) {
+				t.Errorf("C not exactly symmetric")
+			}
+			wantH := mat.NewDense(n, n, nil)
+			wantH.Mul(&linv, g)
+			if !mat.EqualApprox(h, wantH, 1e-9) {
+				t.Errorf("H differs from L⁻¹ G")
+			}
+
+			// Ḡ = sym(L⁻ᵀ C̄ L⁻¹); L̄ = −tril(L⁻ᵀ (C̄ Cᵀ + C̄ᵀ C)).
+			gbar, lbar := CongruenceAdjoint(l, h, cbar)
+			wantG := mat.NewDense(n, n, nil)
+			wantG.Product(linv.T(), cbar, &linv)
+			wantG.Add(wantG, wantG.T())
+			wantG.Scale(0.5, wantG)
+			if !mat.EqualApprox(gbar, wantG, 1e-9) {
+				t.Errorf("Ḡ differs from sym(L⁻ᵀ C̄ L⁻¹)")
+			}
+			var s1, s2 mat.Dense
+			s1.Mul(cbar, want.T())
+			s2.Mul(cbar.T(), want)
+			s1.Add(&s1, &s2)
+			wantL := mat.NewDense(n, n, nil)
+			wantL.Mul(linv.T(), &s1)
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					v := 0.0
+					if j <= i {
+						v = -wantL.At(i, j)
+					}
+					wantL.Set(i, j, v)
+				}
+			}
+			if !mat.EqualApprox(lbar, wantL, 1e-9) {
+				t.Errorf("L̄ differs from −tril(L⁻ᵀ (C̄ Cᵀ + C̄ᵀ C))")
+			}
+		})
+	}
+}
