@@ -9,7 +9,10 @@
 //
 // Building with -tags openblas (and CGO_LDFLAGS=-lopenblas) installs
 // OpenBLAS as gonum's BLAS for the whole binary from this package's init;
-// BLASBackend reports which is in use. OpenBLAS threads its level-3 calls
-// itself, so routines here split work over goroutines only on the pure-Go
-// backend, whose dtrsm, dtrmm and dsyrk are serial.
+// BLASBackend reports which is in use. Gram products and triangular solves
+// split their columns over goroutines when one BLAS call would leave cores
+// idle: always on the pure-Go backend (serial dtrsm, dtrmm and dsyrk), and
+// with OpenBLAS when it runs one thread per call (OPENBLAS_NUM_THREADS=1,
+// which the Makefile sets because OpenBLAS's own threads fight sgplab's
+// goroutines).
 package linalg

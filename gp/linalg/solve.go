@@ -2,12 +2,9 @@ package linalg
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -23,33 +20,21 @@ func lowerOf(op string, l *mat.Dense, b mat.Matrix) blas64.Triangular {
 	return blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: max(1, raw.Stride), Data: raw.Data}
 }
 
-// parallelFlops is the work (n²·k) above which column blocks are handed to
-// separate goroutines. gonum's own dtrsm and dtrmm are serial; OpenBLAS
-// threads internally, so there the split is skipped.
-const parallelFlops = 1 << 22
-
 // byColumns calls f on column blocks of x, concurrently when it pays. The
-// columns of a left-side triangular solve or multiply are independent.
+// columns of a left-side triangular solve or multiply are independent, so
+// the blocks go to as many goroutines as cores one dtrsm call leaves idle
+// (all of them for gonum's serial dtrsm or single-threaded OpenBLAS, none
+// when OpenBLAS already threads the call).
 func byColumns(x *mat.Dense, f func(b blas64.General)) {
 	raw := x.RawMatrix()
-	workers := runtime.GOMAXPROCS(0)
-	_, native := blas64.Implementation().(gonum.Implementation)
-	if !native || workers < 2 || raw.Cols < 2*workers || raw.Rows*raw.Rows*raw.Cols < parallelFlops {
+	workers, width := colBlocks(raw.Rows, raw.Cols, trsmThreads(), minBlockCols)
+	if workers == 1 {
 		f(raw)
 		return
 	}
-	var wg sync.WaitGroup
-	chunk := (raw.Cols + workers - 1) / workers
-	for c0 := 0; c0 < raw.Cols; c0 += chunk {
-		c1 := min(c0+chunk, raw.Cols)
-		blk := blas64.General{Rows: raw.Rows, Cols: c1 - c0, Stride: raw.Stride, Data: raw.Data[c0:]}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(blk)
-		}()
-	}
-	wg.Wait()
+	forBlocks(raw.Cols, workers, width, func(_, lo, hi int) {
+		f(blas64.General{Rows: raw.Rows, Cols: hi - lo, Stride: raw.Stride, Data: raw.Data[lo:]})
+	})
 }
 
 func trsm(t blas.Transpose, tri blas64.Triangular, x *mat.Dense) *mat.Dense {
