@@ -19,6 +19,41 @@ type Options struct {
 	Profile string
 	// Formats of the figures: any of png, svg, pdf; default png and svg.
 	Formats []string
+	// Expected, when set, is what the current version of the config expands
+	// to. The report then uses exactly those runs: runs of the same grid
+	// names left in the database by an older version of the config (a value
+	// edited, a grid reduced) are ignored by tables, figures, derived values
+	// and claims alike, and index.md counts them. Nil uses every run of the
+	// config's grids.
+	Expected *Expected
+}
+
+// Expected lists the runs a config expands to. The cmd layer fills it from
+// the runner's grid expansion; figures does not import the runner.
+type Expected struct {
+	// Grids are the names of every [[grid]] of the config.
+	Grids []string
+	// IDs maps a profile ("full", "quick") to the ids of the runs the config
+	// expands to under it.
+	IDs map[string][]string
+	// DBFlag is appended to the commands index.md suggests, e.g.
+	// "--db shards/all.db" when the database is not the config's default.
+	DBFlag string
+}
+
+// Coverage says how much of the current config a report's database holds.
+type Coverage struct {
+	Profile  string
+	Expected int // runs the config expands to for Profile
+	Done     int
+	Failed   int
+	// Unfinished runs are stored as running or interrupted.
+	Unfinished int
+	// Missing runs are not in the database yet.
+	Missing int
+	// Stale runs belong to the config's grids and to Profile but the
+	// current config no longer expands to them; the report ignores them.
+	Stale int
 }
 
 // Summary says what Render wrote and what it found.
@@ -29,6 +64,8 @@ type Summary struct {
 	Claims   []ClaimResult
 	Missing  int      // table cells without data
 	Warnings []string // figure series or points that could not be drawn, etc.
+	// Runs is set when Options.Expected was: the runs the report used.
+	Runs *Coverage
 }
 
 // Render draws every table, figure and claim of spec from the results in
@@ -37,10 +74,99 @@ func Render(spec ReportSpec, store *results.Store, outDir string, opts Options) 
 	if store == nil {
 		return Summary{}, errors.New("figures: Render needs a results store")
 	}
-	return render(spec, store, store.Path(), outDir, opts)
+	if opts.Expected == nil {
+		return render(spec, store, store.Path(), outDir, opts, nil)
+	}
+	cov, ids, err := coverage(spec, store, opts)
+	if err != nil {
+		return Summary{}, err
+	}
+	opts.Profile = cov.Profile
+	// Render from a copy holding only the expected runs, so that every
+	// query, the SQL of claims and derived values included, sees only them.
+	// An empty database needs no copy.
+	q := store
+	_, rows, err := store.Query("SELECT EXISTS (SELECT 1 FROM runs)")
+	if err != nil {
+		return Summary{}, fmt.Errorf("figures: %w", err)
+	}
+	if len(rows) == 1 && integer(rows[0][0]) != 0 {
+		sub, err := store.Subset(ids)
+		if err != nil {
+			return Summary{}, fmt.Errorf("figures: %w", err)
+		}
+		defer sub.Close()
+		q = sub
+	}
+	sum, err := render(spec, q, store.Path(), outDir, opts, cov)
+	sum.Runs = cov
+	return sum, err
 }
 
-func render(spec ReportSpec, q querier, dbName, outDir string, opts Options) (Summary, error) {
+// coverage counts the expected runs of the report's profile by status and
+// the stale runs of the config's grids, and returns the ids to report on.
+func coverage(spec ReportSpec, store *results.Store, opts Options) (*Coverage, []string, error) {
+	exp := opts.Expected
+	profile := opts.Profile
+	switch profile {
+	case "", "quick", "full":
+	default:
+		return nil, nil, fmt.Errorf("figures: unknown profile %q; valid: quick, full", profile)
+	}
+	var all []string
+	for _, p := range sortedKeys(exp.IDs) {
+		all = append(all, exp.IDs[p]...)
+	}
+	status, err := store.Statuses(all)
+	if err != nil {
+		return nil, nil, fmt.Errorf("figures: %w", err)
+	}
+	if profile == "" {
+		// As pickProfile, over the current config's runs only: full when
+		// any full run finished, else quick when any quick one did.
+		profile = "full"
+		if !anyDone(exp.IDs["full"], status) && anyDone(exp.IDs["quick"], status) {
+			profile = "quick"
+		}
+	}
+	ids := exp.IDs[profile]
+	cov := &Coverage{Profile: profile, Expected: len(ids)}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+		switch status[id] {
+		case "":
+			cov.Missing++
+		case results.StatusDone:
+			cov.Done++
+		case results.StatusFailed:
+			cov.Failed++
+		default:
+			cov.Unfinished++
+		}
+	}
+	stored, err := store.GridRuns(spec.Name, exp.Grids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("figures: %w", err)
+	}
+	for _, r := range stored {
+		if profileName(r.Profile) == profile && !want[r.ID] {
+			cov.Stale++
+		}
+	}
+	return cov, ids, nil
+}
+
+func anyDone(ids []string, status map[string]string) bool {
+	for _, id := range ids {
+		if status[id] == results.StatusDone {
+			return true
+		}
+	}
+	return false
+}
+
+func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov *Coverage) (Summary, error) {
 	formats := opts.Formats
 	if len(formats) == 0 {
 		formats = []string{"png", "svg"}
@@ -83,7 +209,10 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options) (Su
 		}
 		return out
 	}
-	rc := &renderCtx{spec: &spec, profile: opts.Profile, labels: spec.Report.Labels, db: dbName}
+	rc := &renderCtx{spec: &spec, profile: opts.Profile, labels: spec.Report.Labels, db: dbName, cov: cov}
+	if opts.Expected != nil {
+		rc.dbFlag = opts.Expected.DBFlag
+	}
 	if rc.profile == "" {
 		rc.profile = pickProfile(all)
 	}
@@ -231,7 +360,9 @@ type renderCtx struct {
 	profile string
 	labels  map[string]string
 	db      string
-	grids   []string // grids of the table or figure being built
+	grids   []string  // grids of the table or figure being built
+	cov     *Coverage // nil when the report uses every run of its grids
+	dbFlag  string    // e.g. "--db x.db", for the commands index.md suggests
 }
 
 func (rc *renderCtx) usable(r *run) bool {
@@ -355,6 +486,33 @@ func (rc *renderCtx) writeIndexHead(b *strings.Builder) {
 		fmt.Fprintf(b, "%s\n\n", s.Report.Intro)
 	}
 	fmt.Fprintf(b, "Generated by `sgplab report %s` from `%s`. Numbers labelled *paper* are transcribed from the paper; every other number is ours.\n\n", s.File, rc.db)
+	rc.writeIndexRuns(b)
+}
+
+// writeIndexRuns says which runs the report used, what is missing and how
+// to get it, and how many stale runs were ignored.
+func (rc *renderCtx) writeIndexRuns(b *strings.Builder) {
+	c := rc.cov
+	if c == nil {
+		return
+	}
+	flags := "--profile " + c.Profile
+	if rc.dbFlag != "" {
+		flags += " " + rc.dbFlag
+	}
+	fmt.Fprintf(b, "**Runs.** This report uses exactly the %d run(s) that the current `%s` expands to for the %s profile: %d done, %d failed, %d unfinished (interrupted or running), %d not run yet.",
+		c.Expected, rc.spec.File, c.Profile, c.Done, c.Failed, c.Unfinished, c.Missing)
+	if c.Missing+c.Unfinished > 0 {
+		fmt.Fprintf(b, " `sgplab run %s %s` runs the missing and unfinished ones.", flags, rc.spec.File)
+	}
+	if c.Failed > 0 {
+		fmt.Fprintf(b, " The tables say why runs failed; rerunning the same command retries them.")
+	}
+	if c.Stale > 0 {
+		fmt.Fprintf(b, " %d stale run(s) of the same grids and profile, which the current config no longer expands to (left by an older version of it), were ignored; `sgplab results prune %s %s` deletes them (add `--dry-run` to list them first).",
+			c.Stale, flags, rc.spec.File)
+	}
+	b.WriteString("\n\n")
 }
 
 func (rc *renderCtx) writeIndexFigure(b *strings.Builder, fs FigureSpec, fig *figure, formats []string) {

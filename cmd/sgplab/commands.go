@@ -346,7 +346,10 @@ metric, value) and run_params_v(run_id, method, dataset, split, seed, param, val
 func cmdReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", "CONFIG.toml", `Renders the config's [[table]]s (Markdown, CSV, LaTeX) and [[figure]]s (PNG, SVG)
 from the results database into out/<name>/, with index.md showing the paper's
-numbers beside ours.`, stdout, stderr)
+numbers beside ours. The report uses exactly the runs the current config
+expands to for the profile: runs of the same grids left by an older version
+of the config are ignored and counted in index.md (sgplab results prune
+deletes them). Without a database yet, it says what is missing.`, stdout, stderr)
 	db := fs.String("db", "", "results database (default: the config's database)")
 	profile := fs.String("profile", os.Getenv("PROFILE"), "runs to report: full or quick (default: full if any full run finished, else quick)")
 	outDir := fs.String("out", "", "output directory (default out/<name>)")
@@ -367,15 +370,31 @@ numbers beside ours.`, stdout, stderr)
 	if err != nil {
 		return err
 	}
+	profiles := f.ProfileNames()
+	if *profile != "" {
+		if _, err := f.Profile(*profile); err != nil {
+			return err
+		}
+		profiles = []string{*profile}
+	}
+	expected, err := expectedRuns(f, profiles, stderr)
+	if err != nil {
+		return err
+	}
 	path := *db
 	if path == "" {
 		path = defaultDB(f)
+	} else {
+		expected.DBFlag = "--db " + path
 	}
+	var store *results.Store
 	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("no results database at %s: run `sgplab run %s` first", path, pos[0])
-	}
-	store, err := results.OpenReadOnly(path)
-	if err != nil {
+		fmt.Fprintf(stderr, "no results database at %s yet: the report lists what is missing; `sgplab run %s` runs it\n", path, pos[0])
+		store, err = results.OpenEmpty(path)
+		if err != nil {
+			return err
+		}
+	} else if store, err = results.OpenReadOnly(path); err != nil {
 		return err
 	}
 	defer store.Close()
@@ -384,7 +403,7 @@ numbers beside ours.`, stdout, stderr)
 		dir = filepath.Join("out", f.Name)
 	}
 	start := time.Now()
-	sum, err := figures.Render(spec, store, dir, figures.Options{Profile: *profile, Formats: strings.Split(*formats, ",")})
+	sum, err := figures.Render(spec, store, dir, figures.Options{Profile: *profile, Formats: strings.Split(*formats, ","), Expected: expected})
 	if err != nil {
 		return err
 	}
@@ -392,7 +411,123 @@ numbers beside ours.`, stdout, stderr)
 		fmt.Fprintln(stderr, "warning:", w)
 	}
 	fmt.Fprintf(stdout, "report (%s profile) written to %s: %d files, %d missing table cells, in %s\n", sum.Profile, sum.Dir, len(sum.Files), sum.Missing, time.Since(start).Round(time.Millisecond))
+	if c := sum.Runs; c != nil {
+		fmt.Fprintf(stdout, "runs of the current config: %d of %d done, %d failed, %d unfinished, %d not run; %d stale run(s) ignored\n",
+			c.Done, c.Expected, c.Failed, c.Unfinished, c.Missing, c.Stale)
+		if c.Stale > 0 {
+			fmt.Fprintf(stdout, "delete the stale runs with: sgplab results prune --profile %s%s %s\n", c.Profile, dbSuffix(*db), pos[0])
+		}
+	}
 	fmt.Fprintf(stdout, "see %s\n", filepath.Join(sum.Dir, "index.md"))
+	return nil
+}
+
+func dbSuffix(db string) string {
+	if db == "" {
+		return ""
+	}
+	return " --db " + db
+}
+
+// expectedRuns expands f under each profile into the run ids a report on
+// it uses. Expansion warnings are written once.
+func expectedRuns(f *runner.File, profiles []string, stderr io.Writer) (*figures.Expected, error) {
+	e := &figures.Expected{IDs: map[string][]string{}}
+	for _, g := range f.Grids {
+		e.Grids = append(e.Grids, g.Name)
+	}
+	seen := map[string]bool{}
+	for _, p := range profiles {
+		specs, warnings, err := f.Expand(runner.ExpandOptions{Profile: p, ValidateDataset: datasets.Validate})
+		for _, w := range warnings {
+			if !seen[w] {
+				seen[w] = true
+				fmt.Fprintln(stderr, "warning:", w)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, len(specs))
+		for i, s := range specs {
+			ids[i] = s.ID
+		}
+		e.IDs[p] = ids
+	}
+	return e, nil
+}
+
+// cmdPrune deletes the runs of a config's grids that the current config no
+// longer expands to.
+func cmdPrune(path, db, profile string, dry bool, stdout, stderr io.Writer) error {
+	f, err := runner.Load(path)
+	if err != nil {
+		return err
+	}
+	profiles := f.ProfileNames()
+	if profile != "" {
+		if _, err := f.Profile(profile); err != nil {
+			return err
+		}
+		profiles = []string{profile}
+	}
+	expected, err := expectedRuns(f, profiles, stderr)
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, ids := range expected.IDs {
+		for _, id := range ids {
+			keep[id] = true
+		}
+	}
+	if db == "" {
+		db = defaultDB(f)
+	}
+	if _, err := os.Stat(db); err != nil {
+		return fmt.Errorf("no results database at %s: nothing to prune", db)
+	}
+	var store *results.Store
+	if dry {
+		store, err = results.OpenReadOnly(db)
+	} else {
+		store, err = results.Open(db)
+	}
+	if err != nil {
+		return lockHint(err)
+	}
+	defer store.Close()
+	stored, err := store.GridRuns(f.Name, expected.Grids)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, r := range stored {
+		p := r.Profile
+		if p == "" {
+			p = runner.FullProfile
+		}
+		if keep[r.ID] || (profile != "" && p != profile) {
+			continue
+		}
+		stale = append(stale, r.ID)
+		fmt.Fprintf(stdout, "%s  %-11s grid %s, profile %s\n", r.ID, r.Status, r.Grid, p)
+	}
+	scope := "any profile"
+	if profile != "" {
+		scope = "profile " + profile
+	}
+	if dry {
+		fmt.Fprintf(stdout, "would delete %d stale run(s) of %s (%s) from %s, with their metrics, traces, parameters and artifacts; %d run(s) of its grids are current\n",
+			len(stale), path, scope, db, len(stored)-len(stale))
+		return nil
+	}
+	n, err := store.DeleteRuns(stale)
+	if err != nil {
+		return lockHint(err)
+	}
+	fmt.Fprintf(stdout, "deleted %d stale run(s) of %s (%s) from %s, with their metrics, traces, parameters and artifacts; %d run(s) of its grids are current\n",
+		n, path, scope, db, len(stored)-len(stale))
 	return nil
 }
 
@@ -479,11 +614,17 @@ fetch: download a dataset from its canonical source, verifying checksums.`, stdo
 }
 
 func cmdResults(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db", `export: every run with its metrics, one row per run × metric.
-merge: combine shard databases into one, keyed by run id (merging again adds nothing).`, stdout, stderr)
-	db := fs.String("db", "", "database to export")
+	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: every run with its metrics, one row per run × metric.
+merge: combine shard databases into one, keyed by run id (merging again adds nothing).
+prune: delete the runs of the config's grids that the current config no longer
+expands to (left by an older version of it; reports already ignore them), with
+their metrics, traces, parameters and artifacts, in one transaction. Without
+--profile, a run is kept when any profile of the config expands to it.`, stdout, stderr)
+	db := fs.String("db", "", "database to export or prune (prune default: the config's database)")
 	format := fs.String("format", "csv", "export format: csv, json or table")
 	out := fs.String("o", "", "merged database to create or extend")
+	profile := fs.String("profile", "", "prune: only runs of this profile, kept when this profile expands to them")
+	dry := fs.Bool("dry-run", false, "prune: list what would be deleted, delete nothing")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -520,6 +661,12 @@ merge: combine shard databases into one, keyed by run id (merging again adds not
 		}
 		fmt.Fprintf(stdout, "merged %d new or updated runs into %s\n", added, *out)
 		return nil
+	case "prune":
+		if len(pos) != 2 {
+			fs.Usage()
+			return errUsage
+		}
+		return cmdPrune(pos[1], *db, *profile, *dry, stdout, stderr)
 	}
 	fs.Usage()
 	return errUsage

@@ -36,7 +36,7 @@ func init() {
 		{"report", "render a paper config's tables and figures from the results", cmdReport},
 		{"methods", "list the registered methods with their parameters", cmdMethods},
 		{"data", "list datasets or fetch one", cmdData},
-		{"results", "export or merge results databases", cmdResults},
+		{"results", "export, merge or prune results databases", cmdResults},
 	}
 }
 
@@ -154,7 +154,9 @@ var examples = map[string]string{
   SGPLAB_DATA=../shared/datasets sgplab data list
   sgplab data fetch boston                              # download (network needed) and verify checksums`,
 	"results": `  sgplab results export --db out/demo/results.db --format csv > results.csv
-  sgplab results merge out/shards/vof-*.db -o out/vof/results.db`,
+  sgplab results merge out/shards/vof-*.db -o out/vof/results.db
+  sgplab results prune --dry-run paper_configs/vof.toml     # list runs the current config no longer expands to
+  sgplab results prune --profile quick paper_configs/vof.toml`,
 }
 
 // parse parses flags allowing them before and after positional arguments.
