@@ -373,8 +373,8 @@ func usableRuns(f *figure, fs FigureSpec, runs []*run, rc *renderCtx) []*run {
 		}
 	}
 	if len(used) == 0 {
-		f.warnings = append(f.warnings, fmt.Sprintf("no finished %s-profile runs of grid %s in %s; run `sgplab run %s`",
-			rc.profile, strings.Join(fs.GridSet, ", "), rc.db, rc.spec.File))
+		f.warnings = append(f.warnings, fmt.Sprintf("no finished %s-profile runs of grid %s in %s; run %s",
+			rc.profile, strings.Join(fs.GridSet, ", "), rc.db, rc.runCommand()))
 	}
 	return used
 }

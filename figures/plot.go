@@ -135,8 +135,8 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 		}
 	}
 	if len(used) == 0 {
-		f.warnings = append(f.warnings, fmt.Sprintf("no finished %s-profile runs of grid %s in %s; run `sgplab run %s`",
-			rc.profile, strings.Join(fs.GridSet, ", "), rc.db, rc.spec.File))
+		f.warnings = append(f.warnings, fmt.Sprintf("no finished %s-profile runs of grid %s in %s; run %s",
+			rc.profile, strings.Join(fs.GridSet, ", "), rc.db, rc.runCommand()))
 	}
 	panelOf := func(r *run) string {
 		if fs.Panels == "" {

@@ -369,6 +369,14 @@ func (rc *renderCtx) usable(r *run) bool {
 	return r.Status == results.StatusDone && profileName(r.Profile) == rc.profile
 }
 
+// runCommand is the command that runs the reported profile's missing runs.
+func (rc *renderCtx) runCommand() string {
+	if rc.profile == "full" {
+		return fmt.Sprintf("`sgplab run %s`", rc.spec.File)
+	}
+	return fmt.Sprintf("`sgplab run --profile %s %s`", rc.profile, rc.spec.File)
+}
+
 // title labels reduced profiles in every table and figure title.
 func (rc *renderCtx) title(s string) string {
 	if rc.profile != "full" {
@@ -406,10 +414,7 @@ func (rc *renderCtx) explainMissing(runs []*run, rowDim, rv, colDim, cv string, 
 	case len(match) > 0:
 		dataset = match[0].Dataset
 	}
-	runcmd := fmt.Sprintf("`sgplab run %s`", rc.spec.File)
-	if rc.profile == "quick" {
-		runcmd = fmt.Sprintf("`PROFILE=quick sgplab run %s`", rc.spec.File)
-	}
+	runcmd := rc.runCommand()
 	if len(match) == 0 {
 		return fmt.Sprintf("no runs for %s in grid %s of %s; %s runs them", what, strings.Join(rc.grids, ", "), rc.db, runcmd)
 	}
