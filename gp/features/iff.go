@@ -28,6 +28,14 @@ import (
 //
 // The kernel must have a spectral density that is even in every coordinate
 // (SE and Matérn, isotropic or ARD).
+//
+// The collapsed bound on these features is the paper's 𝔉̂, not a bound in
+// general: ΦᵀKuu⁻¹Φ is Σ_n (−1)ⁿ k(τ − n/ε) (Poisson summation over the
+// half-offset grid) minus the PSD spectral mass beyond the grid. While the
+// data span is several lengthscales below 1/ε only n = 0 matters and 𝔉̂ is
+// Titsias' bound for K minus a PSD matrix, so 𝔉̂ ≤ L; when the span nears
+// 1/ε (ε = 0.95/width on a short domain) the wrap-around terms can make
+// 𝔉̂ > L.
 type IFF struct {
 	eps    []float64
 	perDim []int

@@ -279,6 +279,56 @@ func TestIFFBoundAgainstExactLML(t *testing.T) {
 	}
 }
 
+// 𝔉̂ is a true lower bound exactly when the grid's kernel does not wrap
+// around on the data. By Poisson summation Φᵀ Kuu⁻¹ Φ on the half-offset grid
+// is Σ_n (−1)ⁿ k(τ − n/ε) minus the PSD spectral mass R beyond the grid. If
+// the data range is many lengthscales below 1/ε only n = 0 survives, 𝔉̂ is
+// Titsias' bound for Q = K − R, and 𝔉̂ ≤ L for every y. With the range within
+// about a lengthscale of 1/ε (the spec's §7 check: width 25, ε = 0.95/range)
+// the images n = ±1 add spurious anti-correlation between the ends, and
+// L − 𝔉̂ becomes a small log-likelihood ratio of either sign.
+func TestIFFHatIsABoundOnlyWithoutWrapAround(t *testing.T) {
+	const n, draws = 250, 10
+	k, _ := kernels.New("se", 1, kernels.Options{})
+	s := param.NewSet()
+	_ = k.Declare(s, "kern.")
+	for _, tc := range []struct {
+		name         string
+		factor       float64 // ε = factor / range
+		perDim       int     // same bandwidth Mε ≈ 0.76 in both cases
+		wantNegative bool    // some draw has 𝔉̂ > L
+	}{
+		{"wrap-around (spec §7)", 0.95, 20, true},
+		{"no wrap-around", 0.5, 38, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 7))
+			minGap := math.Inf(1)
+			for range draws {
+				x := uniform(rng, n, 1, -12.5, 12.5)
+				y := sampleGP(t, rng, k, s, x, 0.5)
+				eps, err := features.IFFEpsilon(x, tc.factor)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := features.NewIFF([]int{tc.perDim}, eps, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := newIFFModel(t, f, "se", []float64{1}, 1, 0.5, x, y)
+				minGap = math.Min(minGap, (eval(t, m.set, m.exact)-eval(t, m.set, m.fromStats))/n)
+			}
+			t.Logf("smallest (L − 𝔉̂)/N over %d draws: %.3g", draws, minGap)
+			switch {
+			case tc.wantNegative && minGap > -1e-5:
+				t.Errorf("smallest (L − 𝔉̂)/N = %.3g; want some draw with 𝔉̂ > L (below −1e-5)", minGap)
+			case !tc.wantNegative && minGap < -1e-10:
+				t.Errorf("smallest (L − 𝔉̂)/N = %.3g; without wrap-around 𝔉̂ must not exceed L", minGap)
+			}
+		})
+	}
+}
+
 // The O(M³) bound from statistics equals the O(NM²) SGPR formula on the same
 // features, and its gradient matches finite differences.
 func TestIFFStatsEqualsDirect(t *testing.T) {
