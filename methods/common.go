@@ -249,6 +249,11 @@ func Train(ctx context.Context, s *param.Set, obj func(*ad.Tape, *param.Bound) (
 // as Z or q(u)) are left out of Hyper.
 func NewFitResult(rep optim.Report, s *param.Set, hide ...string) FitResult {
 	res := FitResult{Objective: rep.Objective, Iterations: rep.Iterations, Extra: map[string]float64{}}
+	if rep.Rejected > 0 {
+		// L-BFGS trial points where the objective failed (e.g. a Cholesky
+		// at a too small noise variance), rejected as too long a step.
+		res.Extra["rejected_steps"] = float64(rep.Rejected)
+	}
 	for _, p := range rep.Trace {
 		res.Trace = append(res.Trace, TracePoint{Iteration: p.Iteration, Elapsed: p.Elapsed.Seconds(), Objective: p.Objective})
 	}

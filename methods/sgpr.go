@@ -168,6 +168,10 @@ func (m *sgprModel) reselectTrain(ctx context.Context, x *mat.Dense, obj func(*a
 		}
 		all.Iterations += rep.Iterations
 		all.Status = rep.Status
+		all.Rejected += rep.Rejected
+		if all.FirstRejection == nil {
+			all.FirstRejection = rep.FirstRejection
+		}
 		return rep, err
 	}
 	best, _, run, err := reselectLoop(ctx, m.set, r, rounds, train)

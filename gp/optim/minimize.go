@@ -71,6 +71,9 @@ type Result struct {
 	Iterations  int
 	Evaluations int
 	Status      string
+	// Rejected counts L-BFGS trial points where the objective was not
+	// finite; the line search treated them as too long a step.
+	Rejected int
 }
 
 // ErrNonFinite is wrapped by the error Minimize returns when the objective or
@@ -99,15 +102,20 @@ func maxAbs(xs []float64) float64 {
 // tracker wraps the objective: it counts evaluations, keeps the best finite
 // point, and records the first non-finite evaluation.
 type tracker struct {
-	f      Objective
-	evals  int
-	bestX  []float64
-	bestF  float64
-	bad    error
-	lastX  []float64 // cache of the last evaluation, for gonum's split Func/Grad
-	lastF  float64
-	lastG  []float64
-	cached bool
+	f     Objective
+	evals int
+	bestX []float64
+	bestF float64
+	bestG []float64
+	bad   error
+	// tolerate makes a non-finite evaluation count as +Inf (a rejected
+	// trial point) instead of an error; rejected counts them.
+	tolerate bool
+	rejected int
+	lastX    []float64 // cache of the last evaluation, for gonum's split Func/Grad
+	lastF    float64
+	lastG    []float64
+	cached   bool
 }
 
 func newTracker(f Objective, dim int) *tracker {
@@ -124,6 +132,11 @@ func (t *tracker) eval(x, grad []float64) float64 {
 	copy(t.lastG, grad)
 	t.lastF, t.cached = v, true
 	if !finite(v) || !allFinite(grad) {
+		if t.tolerate {
+			t.rejected++
+			t.lastF = math.Inf(1)
+			return math.Inf(1)
+		}
 		if t.bad == nil {
 			what := "gradient"
 			if !finite(v) {
@@ -136,6 +149,7 @@ func (t *tracker) eval(x, grad []float64) float64 {
 	if v < t.bestF || t.bestX == nil {
 		t.bestF = v
 		t.bestX = append(t.bestX[:0], x...)
+		t.bestG = append(t.bestG[:0], grad...)
 	}
 	return v
 }
@@ -201,6 +215,7 @@ func Minimize(ctx context.Context, f Objective, x0 []float64, s Settings, cb fun
 type recorder struct {
 	cb         func(Iteration)
 	start      time.Time
+	base       int // iterations of earlier legs (see lbfgs)
 	last       int // last iteration reported
 	sinceMajor int // function evaluations since the last completed iteration
 }
@@ -215,13 +230,13 @@ func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, st *opt
 	}
 	if op == optimize.MajorIteration {
 		r.sinceMajor = 0
-		r.last = st.MajorIterations
-		r.cb(Iteration{Iter: st.MajorIterations, F: loc.F, GradNorm: maxAbs(loc.Gradient), Elapsed: time.Since(r.start)})
+		r.last = r.base + st.MajorIterations
+		r.cb(Iteration{Iter: r.last, F: loc.F, GradNorm: maxAbs(loc.Gradient), Elapsed: time.Since(r.start)})
 	}
 	return nil
 }
 
-func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []float64, s Settings, cb func(Iteration), start time.Time) (Result, error) {
+func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []float64, s Settings, cb func(Iteration), start time.Time) (out Result, err error) {
 	gradTol := s.GradTol
 	if gradTol == 0 {
 		gradTol = DefaultLBFGSGradTol
@@ -261,17 +276,54 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		settings.FuncEvaluations = s.MaxEvals - 1 // the first evaluation was ours
 	}
 	res, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{Linesearcher: &optimize.MoreThuente{}})
-	out := Result{X: tr.bestX, F: tr.bestF, Evaluations: tr.evals}
+	iters := 0
 	if res != nil {
-		out.Iterations = res.Stats.MajorIterations
+		iters = res.Stats.MajorIterations
+	}
+	// A trial point where the objective is not finite (typically a failed
+	// Cholesky: the line search tried, say, a noise variance of 1e-6) is a
+	// step too far, not a failed fit. More–Thuente cannot interpolate
+	// through it, so the search restarts once from the best point with
+	// backtracking, which only needs to know that the trial was worse and
+	// halves the step; later non-finite trials are rejected the same way.
+	if tr.bad != nil && ctx.Err() == nil && tr.bestX != nil && allFinite(tr.bestG) &&
+		(s.MaxIter == 0 || iters < s.MaxIter) && (s.MaxEvals == 0 || tr.evals < s.MaxEvals) {
+		tr.bad, tr.tolerate, tr.rejected = nil, true, 1
+		tr.cached = false
+		rec.base, rec.sinceMajor = iters, 0
+		settings.InitValues = &optimize.Location{F: tr.bestF, Gradient: append([]float64(nil), tr.bestG...)}
+		if s.MaxIter > 0 {
+			settings.MajorIterations = s.MaxIter - iters
+		}
+		if s.MaxEvals > 0 {
+			settings.FuncEvaluations = s.MaxEvals - tr.evals
+		}
+		res, err = optimize.Minimize(problem, append([]float64(nil), tr.bestX...), settings, &optimize.LBFGS{Linesearcher: &optimize.Backtracking{}})
+		if res != nil {
+			iters += res.Stats.MajorIterations
+		}
+	}
+	out = Result{X: tr.bestX, F: tr.bestF, Evaluations: tr.evals, Iterations: iters}
+	if res != nil {
 		// gonum does not record the iteration that meets a stopping rule.
-		if out.Iterations > rec.last && finite(res.F) {
-			cb(Iteration{Iter: out.Iterations, F: res.F, GradNorm: maxAbs(res.Gradient), Elapsed: time.Since(start)})
+		if iters > rec.last && finite(res.F) {
+			cb(Iteration{Iter: iters, F: res.F, GradNorm: maxAbs(res.Gradient), Elapsed: time.Since(start)})
 		}
 		// Prefer gonum's final iterate when it ties with the best value.
 		if finite(res.F) && res.F <= tr.bestF && allFinite(res.X) {
 			out.X, out.F = append([]float64(nil), res.X...), res.F
 		}
+	}
+	out.Rejected = tr.rejected
+	defer func() {
+		if tr.rejected > 0 {
+			out.Status += fmt.Sprintf(" (%d non-finite trial point(s) rejected)", tr.rejected)
+		}
+	}()
+	if tr.rejected > 0 && out.F >= f0 && ctx.Err() == nil {
+		// Every step tried from the start was non-finite: report it.
+		out.Status = StatusNonFinite
+		return out, fmt.Errorf("%w: no finite step from the starting point", ErrNonFinite)
 	}
 	switch {
 	case tr.bad != nil:

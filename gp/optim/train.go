@@ -33,6 +33,10 @@ type Report struct {
 	Iterations int     // over all phases
 	Trace      []Progress
 	Status     string // status of the last phase run
+	// Rejected counts non-finite trial points over all phases (see
+	// Result.Rejected); FirstRejection is the error of the first.
+	Rejected       int
+	FirstRejection error
 }
 
 // Train maximises obj over the trainable parameters of set, phase by phase,
@@ -111,6 +115,12 @@ func Train(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *param.Bo
 		}
 		rep.Iterations += res.Iterations
 		rep.Status = res.Status
+		if res.Rejected > 0 {
+			rep.Rejected += res.Rejected
+			if rep.FirstRejection == nil {
+				rep.FirstRejection = objErr
+			}
+		}
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 				return rep, ctxErr

@@ -118,7 +118,8 @@ func TestTrainStops(t *testing.T) {
 		t.Errorf("cancel: objective %g (initial %g), a = %v", rep.Objective, initial, s.Value("a").RawMatrix().Data)
 	}
 
-	// A failing objective: its error comes back, set at the last good point.
+	// An objective that fails beyond b = 2: L-BFGS rejects those trial
+	// points and ends at an improved point ≤ 2, reporting the rejections.
 	s = toySet(t)
 	failing := func(tp *ad.Tape, b *param.Bound) (*ad.Node, error) {
 		if b.Get("b").Scalar() > 2 {
@@ -126,12 +127,21 @@ func TestTrainStops(t *testing.T) {
 		}
 		return toyObjective(&lens)(tp, b)
 	}
-	_, err = Train(context.Background(), s, failing, []Phase{{Settings: Settings{MaxIter: 100}}}, nil)
-	if err == nil || !strings.Contains(err.Error(), "cholesky failed") {
-		t.Errorf("failing objective: err %v", err)
+	rep, err = Train(context.Background(), s, failing, []Phase{{Settings: Settings{MaxIter: 100}}}, nil)
+	if err != nil || rep.Rejected == 0 || rep.FirstRejection == nil || !strings.Contains(rep.FirstRejection.Error(), "cholesky failed") {
+		t.Errorf("failing objective (L-BFGS): err %v, rejected %d (%v)", err, rep.Rejected, rep.FirstRejection)
 	}
 	if bv := s.Scalar("b"); !(bv <= 2) || bv == 1 {
-		t.Errorf("failing objective: b = %g, want an improved point ≤ 2", bv)
+		t.Errorf("failing objective (L-BFGS): b = %g, want an improved point ≤ 2", bv)
+	}
+	// Adam has no line search: the error comes back, set at the last good point.
+	s = toySet(t)
+	_, err = Train(context.Background(), s, failing, []Phase{{Settings: Settings{Method: Adam, MaxIter: 1000, LearningRate: 0.5}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "cholesky failed") {
+		t.Errorf("failing objective (Adam): err %v", err)
+	}
+	if bv := s.Scalar("b"); !(bv <= 2) || bv == 1 {
+		t.Errorf("failing objective (Adam): b = %g, want an improved point ≤ 2", bv)
 	}
 
 	// Bad phases.
