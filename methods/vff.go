@@ -69,7 +69,7 @@ func intervalParams(kernel, structure string, extra []ParamDoc) []ParamDoc {
 		{Name: "interval_upper", Kind: Floats, Doc: "explicit upper ends b_d (1 value or one per dimension); overrides interval_margin"},
 		{Name: "objective", Kind: String, Default: "collapsed", Choices: []string{"collapsed", "svgp"},
 			Doc: "collapsed: Titsias bound from statistics precomputed once (O(M³) per step); svgp: uncollapsed ELBO with q(u) = N(m, S) trained jointly"},
-		{Name: "whiten", Kind: Bool, Default: true, Doc: "svgp: whitened parameterisation u = L v"},
+		{Name: "whiten", Kind: Bool, Default: true, Doc: "svgp: whitened parameterisation u = L v with L the feature's structured square root of Kuu (no dense Cholesky); false: q over u, which needs a dense factorisation of Kuu every step"},
 	}...)
 	return append(docs, extra...)
 }
@@ -354,23 +354,53 @@ func (m *intervalModel) svgpSetup(train gp.Data, opt FitOptions) (func(*ad.Tape,
 		}
 	}
 	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
-		x, y := xAll, train.Y
-		var fb features.Bound = m.feat.Bind(b, "")
 		if batch < n {
-			idx := rng.Perm(n)[:batch]
-			sub := train.Subset(idx)
-			x, y = sub.X, sub.Y
-		} else {
-			fb = fixedKuf{Bound: fb, phi: phiAll}
+			sub := train.Subset(rng.Perm(n)[:batch])
+			return m.svgpELBO(t, b, sub.X, sub.Y, nil, n, true)
 		}
-		kb := m.kern.Bind(b, intervalKernelPrefix)
-		ycol := mat.NewDense(len(y), 1, append([]float64(nil), y...))
-		ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, "", mu, v, ycol) }
-		q := inference.Variational{Mu: b.Get("q_mu"), Sqrt: b.Get("q_sqrt"), Whiten: m.p.Bool("whiten")}
-		out, _, err := inference.SVGP(kb, fb, t.Const(x), ve, q, n, inference.Options{})
-		return out, err
+		return m.svgpELBO(t, b, xAll, train.Y, phiAll, n, true)
 	}
 	return obj, []optim.Phase{{Name: settings.Method, Settings: settings}}, nil
+}
+
+// svgpELBO is the SVGP objective on the minibatch (x, y) of a training set
+// of n points. phi, when not nil, is the precomputed Kuf = Φ(x). structured
+// hands the whitened form the feature's structured square root of Kuu
+// (svgpBound); Fit always sets it, and false (a dense Cholesky of Kuu) is
+// the reference in tests and benchmarks.
+func (m *intervalModel) svgpELBO(t *ad.Tape, b *param.Bound, x *mat.Dense, y []float64, phi *mat.Dense, n int, structured bool) (*ad.Node, error) {
+	var fb features.Bound = m.feat.Bind(b, "")
+	if phi != nil {
+		fb = fixedKuf{Bound: fb, phi: phi}
+	}
+	if structured {
+		fb = m.svgpBound(fb)
+	}
+	kb := m.kern.Bind(b, intervalKernelPrefix)
+	ycol := mat.NewDense(len(y), 1, append([]float64(nil), y...))
+	ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, "", mu, v, ycol) }
+	q := inference.Variational{Mu: b.Get("q_mu"), Sqrt: b.Get("q_sqrt"), Whiten: m.p.Bool("whiten")}
+	out, _, err := inference.SVGP(kb, fb, t.Const(x), ve, q, n, inference.Options{})
+	return out, err
+}
+
+// svgpBound attaches the feature's structured square root of Kuu for the
+// whitened SVGP objective and posterior. They need L only through L⁻¹Kuf
+// (and L⁻¹ for predictions), and any root with LLᵀ = Kuu gives the same
+// ELBO for the same q(u); so a step costs no M×M Cholesky (O(M³)) and no
+// dense triangular solve of Kuf (O(M²B)): the VFF cos/sin blocks are
+// whitened in O(M) per column, A-VFF block by block, Kronecker VFF by mode
+// products with the per-dimension factors (a masked grid and B-splines
+// fall back to Cholesky factors inside Whitener). What remains is O(M²B)
+// for q's square root, inherent to a full-rank S. v = L⁻¹u then refers to
+// that root, so q_mu/q_sqrt are not interchangeable with a dense-whitened
+// fit's. The non-whitened parameterisation needs log|Kuu| and Kuu⁻¹ and
+// keeps the dense factorisation.
+func (m *intervalModel) svgpBound(fb features.Bound) features.Bound {
+	if !m.p.Bool("whiten") {
+		return fb
+	}
+	return inference.WithWhitener(fb, m.feat.Whitener)
 }
 
 // fixedKuf serves the precomputed Φ of the training inputs as Kuf.
@@ -400,7 +430,7 @@ func (m *intervalModel) condition() error {
 		m.post, err = inference.StatsPosterior(m.stats, kuu, b.Get("noise_variance"), inference.Options{})
 	} else {
 		q := inference.Variational{Mu: b.Get("q_mu"), Sqrt: b.Get("q_sqrt"), Whiten: m.p.Bool("whiten")}
-		m.post, err = inference.SVGPPosterior(kb, m.feat.Bind(b, ""), q, inference.Options{})
+		m.post, err = inference.SVGPPosterior(kb, m.svgpBound(m.feat.Bind(b, "")), q, inference.Options{})
 	}
 	if err != nil {
 		return fmt.Errorf("posterior: %w", err)

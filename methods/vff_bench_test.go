@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 
 	"sgplab/gp/ad"
@@ -90,6 +91,50 @@ func BenchmarkAVFFPrecompute(b *testing.B) {
 	for b.Loop() {
 		if _, err := inference.ComputeStats(x.X, x.Y, m.feat.M(), m.feat.Phi); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIntervalSVGPStep is one evaluation + gradient of the whitened
+// SVGP ELBO on a minibatch of B = 1000 (of N = 2000), Kuf = Φ(x) included,
+// with the structured square root of Kuu that Fit uses against a dense
+// M×M Cholesky: A-VFF with D = 8 and 30 frequencies (M = 472), 2-D
+// Kronecker VFF with 20 frequencies (M = 39² = 1521), and for the small-M
+// end A-VFF with D = 3 and 10 frequencies (M = 57) and 1-D VFF with 200
+// frequencies (M = 399). Both forms also pay O(M²B) for q's full square
+// root, which dominates at large M.
+func BenchmarkIntervalSVGPStep(b *testing.B) {
+	const n, batch = 2000, 1000
+	for _, c := range []struct {
+		name, method string
+		d            int
+		raw          map[string]any
+	}{
+		{"avff-D=8-F=30", "avff", 8, map[string]any{"frequencies": int64(30), "objective": "svgp"}},
+		{"vff-kron-2D-F=20", "vff", 2, map[string]any{"frequencies": int64(20), "objective": "svgp"}},
+		{"avff-D=3-F=10", "avff", 3, map[string]any{"frequencies": int64(10), "objective": "svgp"}},
+		{"vff-1D-F=200", "vff", 1, map[string]any{"frequencies": int64(200), "objective": "svgp"}},
+	} {
+		m := fitNoSteps(b, c.method, c.raw, n, c.d)
+		sub := boxData(n, c.d, 1).Subset(rand.New(rand.NewPCG(1, 2)).Perm(n)[:batch])
+		for _, structured := range []bool{true, false} {
+			name := c.name + "/structured"
+			if !structured {
+				name = c.name + "/dense"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportMetric(float64(m.feat.M()), "M")
+				for b.Loop() {
+					tp := ad.NewTape()
+					bd := m.set.Bind(tp)
+					out, err := m.svgpELBO(tp, bd, sub.X, sub.Y, nil, n, structured)
+					if err != nil {
+						b.Fatal(err)
+					}
+					tp.Backward(out)
+					_ = bd.Gradient()
+				}
+			})
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sgplab/gp/ad"
 	"sgplab/gp/features"
 	"sgplab/gp/inference"
+	"sgplab/gp/kernels"
 	"sgplab/gp/param"
 )
 
@@ -341,4 +342,149 @@ func TestVFFBoxMarginFloor(t *testing.T) {
 		t.Errorf("L − F: margin 0.1ℓ %.3g, with twice the frequencies %.3g, margin 3ℓ %.3g; want the tight box ≥ 10× worse and stalled",
 			tight, tighter, wide)
 	}
+}
+
+// The whitened SVGP objective of the interval methods uses the feature's
+// structured square root of Kuu (not triangular), so q(v) refers to that
+// root. At the closed-form optimal q(v) for that root — N(ΣAy/σ², Σ) with
+// A = L⁻¹Φ and Σ = (I + AAᵀ/σ²)⁻¹ — the ELBO equals the dense collapsed
+// SGPR bound, its gradient equals SGPR's (envelope theorem: the q
+// gradients vanish and the hyperparameter gradients match), and the
+// predictions from Fit's posterior equal SGPR's. A q(v) built for another
+// root would miss all three.
+func TestIntervalSVGPStructuredAtOptimum(t *testing.T) {
+	for _, c := range []struct {
+		method string
+		d      int
+		raw    map[string]any
+	}{
+		{"vff", 1, map[string]any{"frequencies": int64(8), "kernel": "matern12"}},
+		{"avff", 3, map[string]any{"frequencies": int64(4)}},
+		{"vff", 2, map[string]any{"frequencies": int64(4), "kernel": "matern32"}},
+		{"vff", 2, map[string]any{"frequencies": int64(5), "mask": true}},
+		{"bspline", 2, map[string]any{"bases": int64(6)}},
+	} {
+		raw := map[string]any{"objective": "svgp"}
+		for k, v := range c.raw {
+			raw[k] = v
+		}
+		model, err := Build(c.method, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := model.(*intervalModel)
+		train := boxData(120, c.d, 21)
+		if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil); err != nil {
+			t.Fatalf("%s %v: %v", c.method, c.raw, err)
+		}
+		mm := m.feat.M()
+		tp := ad.NewTape()
+		kb := m.kern.Bind(m.set.Bind(tp), intervalKernelPrefix)
+		w, err := m.feat.Whitener(kb, inference.DefaultMaxTries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		phi, err := m.feat.Phi(train.X)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := w(tp.Const(phi)).Value()
+		s2 := m.set.Scalar("noise_variance")
+		var prec, cov mat.Dense
+		prec.Mul(a, a.T())
+		prec.Scale(1/s2, &prec)
+		for i := 0; i < mm; i++ {
+			prec.Set(i, i, prec.At(i, i)+1)
+		}
+		if err := cov.Inverse(&prec); err != nil {
+			t.Fatal(err)
+		}
+		var chol mat.Cholesky
+		if !chol.Factorize(mat.NewSymDense(mm, symmetrised(&cov))) {
+			t.Fatal("Σ not positive definite")
+		}
+		var l mat.TriDense
+		chol.LTo(&l)
+		ay := mat.NewDense(mm, 1, nil)
+		ay.Mul(a, mat.NewDense(len(train.Y), 1, append([]float64(nil), train.Y...)))
+		mu := mat.NewDense(mm, 1, nil)
+		mu.Mul(&cov, ay)
+		mu.Scale(1/s2, mu)
+		if err := m.set.SetValue("q_mu", mu); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.set.SetValue("q_sqrt", mat.DenseCopyOf(&l)); err != nil {
+			t.Fatal(err)
+		}
+
+		eval := func(f func(*ad.Tape, *param.Bound) (*ad.Node, error)) (float64, []float64) {
+			tp := ad.NewTape()
+			b := m.set.Bind(tp)
+			out, err := f(tp, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp.Backward(out)
+			return out.Scalar(), b.Gradient()
+		}
+		ve, ge := eval(func(tp *ad.Tape, b *param.Bound) (*ad.Node, error) {
+			return m.svgpELBO(tp, b, train.X, train.Y, nil, train.N(), true)
+		})
+		vs, gs := eval(func(tp *ad.Tape, b *param.Bound) (*ad.Node, error) {
+			out, _, err := inference.SGPR(m.kern.Bind(b, intervalKernelPrefix), m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+			return out, err
+		})
+		if math.Abs(ve-vs) > 1e-9*math.Max(1, math.Abs(vs)) {
+			t.Errorf("%s %v: structured SVGP at the optimal q %.12g, SGPR %.12g", c.method, c.raw, ve, vs)
+		}
+		worst := 0.0
+		for i := range gs {
+			d := math.Abs(ge[i]-gs[i]) / math.Max(1, math.Abs(gs[i]))
+			worst = math.Max(worst, d)
+			if d > 1e-9 {
+				t.Errorf("%s %v: gradient[%d] structured SVGP %.10g, SGPR %.10g", c.method, c.raw, i, ge[i], gs[i])
+			}
+		}
+
+		if err := m.condition(); err != nil {
+			t.Fatal(err)
+		}
+		xs := boxData(40, c.d, 22).X
+		got, err := model.Predict(xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp = ad.NewTape()
+		b := m.set.Bind(tp)
+		ref, _, err := inference.SGPRPosterior(m.kern.Bind(b, intervalKernelPrefix), m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wm, wv, err := ref.Predict(xs, func(t *ad.Tape) (kernels.Bound, features.Bound) {
+			b := m.set.Bind(t)
+			return m.kern.Bind(b, intervalKernelPrefix), m.feat.Bind(b, "")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pworst := 0.0
+		for i := range wm {
+			pworst = math.Max(pworst, math.Max(math.Abs(got.Mean[i]-wm[i]), math.Abs(got.VarF[i]-math.Max(wv[i], 0))))
+		}
+		if pworst > 1e-9 {
+			t.Errorf("%s %v: predictions of the structured SVGP posterior and SGPR differ by up to %.3g", c.method, c.raw, pworst)
+		}
+		t.Logf("%s %v (M = %d): ELBO − SGPR %.2g, gradient max rel %.2g, predictions max abs %.2g", c.method, c.raw, mm, ve-vs, worst, pworst)
+	}
+}
+
+func symmetrised(a *mat.Dense) []float64 {
+	n, _ := a.Dims()
+	out := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			out[i*n+j] = 0.5 * (a.At(i, j) + a.At(j, i))
+		}
+	}
+	return out
 }

@@ -53,25 +53,122 @@ type Info struct {
 	Jitter float64
 }
 
+// sqrtFactor is a square root K = LLᵀ on the tape that can only whiten:
+// enough for every quantity that depends on L through L⁻¹ applied to
+// something and on LLᵀ otherwise (the whitened SVGP ELBO and posterior).
+// L need not be triangular.
+type sqrtFactor interface {
+	size() int
+	solveL(b *ad.Node) *ad.Node // L⁻¹ b
+	jitter() float64
+}
+
 // factor is a factorisation K = LLᵀ with L lower triangular, on the tape.
 // Dense matrices use a Cholesky factor; diagonal ones use √diag, so that
 // structured features never pay for a dense factorisation.
 type factor interface {
-	size() int
-	solveL(b *ad.Node) *ad.Node  // L⁻¹ b
+	sqrtFactor
 	solveLT(b *ad.Node) *ad.Node // L⁻ᵀ b
 	logDet() *ad.Node            // log|K|, 1×1
 	lower() *mat.Dense           // value of L (dense, lower triangular)
-	jitter() float64
 }
 
 // factorKuu factorises Kuu of the bound feature, using its diagonal when the
 // feature advertises one.
 func factorKuu(k kernels.Bound, f features.Bound, opt Options) (factor, error) {
+	if w, ok := f.(whitenedBound); ok {
+		f = w.Bound // the whitener cannot give L⁻ᵀ or log|Kuu|
+	}
 	if d, ok := f.(features.DiagonalKuu); ok {
 		return newDiagFactor("Kuu", d.KuuDiag(k), opt)
 	}
 	return newDenseFactor("Kuu", f.Kuu(k), opt)
+}
+
+// WhitenerFunc returns b ↦ L⁻¹b (b is M×C) for a square root Kuu = LLᵀ of
+// the bound kernel k, recorded on k's tape so that gradients flow through
+// it. L need not be triangular. maxTries bounds the jitter escalations of
+// any small Cholesky factorisation inside it.
+// (*features.IntervalFeature).Whitener is one.
+type WhitenerFunc func(k kernels.Bound, maxTries int) (func(*ad.Node) *ad.Node, error)
+
+// KuuWhitener is implemented by bound features whose Kuu has a square root
+// cheaper than a dense Cholesky factor (block-diagonal, Kronecker,
+// diagonal-plus-low-rank blocks). The whitened SVGP objectives (SVGP, KL,
+// SVGPMarginals and SVGPPosterior with Variational.Whiten) use it instead
+// of factorising Kuu: they need L only through L⁻¹Kuf and LLᵀ, so any
+// square root gives the same ELBO for the same q(u), and the KL term
+// against N(0, I) needs no factor at all. The non-whitened
+// parameterisation needs L⁻ᵀ and log|Kuu| as well, which a whitening map
+// does not give, so it still factorises Kuu (densely, or by its diagonal).
+//
+// Options.Jitter is not added to Kuu before a structured whitener (there is
+// nothing to factorise; the structure supplies its own exact square root),
+// and Info.Jitter is then 0.
+type KuuWhitener interface {
+	features.Bound
+	Whitener(k kernels.Bound, maxTries int) (func(*ad.Node) *ad.Node, error)
+}
+
+// WithWhitener returns f with w attached as its KuuWhitener, leaving Kuu
+// and Kuf as they are. It lets a caller hand a feature's structured square
+// root (e.g. features.IntervalFeature.Whitener) to the SVGP path without
+// the feature package knowing about inference. The non-whitened path sees
+// through the wrapper to f (and so still uses f's diagonal Kuu if it has
+// one).
+func WithWhitener(f features.Bound, w WhitenerFunc) features.Bound {
+	return whitenedBound{Bound: f, w: w}
+}
+
+type whitenedBound struct {
+	features.Bound
+	w WhitenerFunc
+}
+
+func (b whitenedBound) Whitener(k kernels.Bound, maxTries int) (func(*ad.Node) *ad.Node, error) {
+	if b.w == nil {
+		return nil, errors.New("inference: WithWhitener: nil whitener")
+	}
+	return b.w(k, maxTries)
+}
+
+// sqrtKuu returns the square root of Kuu the whitened objectives use: the
+// feature's own structured one when it implements KuuWhitener and
+// whitened is set, otherwise factorKuu's.
+func sqrtKuu(k kernels.Bound, f features.Bound, whitened bool, opt Options) (sqrtFactor, error) {
+	if sw, ok := f.(KuuWhitener); ok && whitened {
+		w, err := sw.Whitener(k, opt.maxTries())
+		if err != nil {
+			return nil, fmt.Errorf("inference: structured square root of Kuu: %w", err)
+		}
+		if w == nil {
+			return nil, errors.New("inference: structured square root of Kuu: feature returned a nil whitener")
+		}
+		return structFactor{m: f.M(), w: w}, nil
+	}
+	return factorKuu(k, f, opt)
+}
+
+// structFactor whitens through a caller's map b ↦ L⁻¹b.
+type structFactor struct {
+	m int
+	w func(*ad.Node) *ad.Node
+}
+
+func (f structFactor) size() int       { return f.m }
+func (f structFactor) jitter() float64 { return 0 }
+func (f structFactor) solveL(b *ad.Node) *ad.Node {
+	return f.w(b)
+}
+
+// checkWhitened reports a whitener that changed the shape of its input.
+func checkWhitened(a, b *ad.Node) error {
+	ar, ac := a.Dims()
+	br, bc := b.Dims()
+	if ar != br || ac != bc {
+		return fmt.Errorf("inference: whitening Kuu's square root maps %d×%d to %d×%d, want the same shape", br, bc, ar, ac)
+	}
+	return nil
 }
 
 type denseFactor struct {

@@ -1,6 +1,7 @@
 package inference
 
 import (
+	"errors"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -46,6 +47,11 @@ func (q Variational) check(m int) error {
 //
 // where q(f_b) = N(μ_b, v_b) is the marginal of ∫ p(f | u) q(u) du. numData is
 // the size of the full training set (0 means B: no minibatch scaling).
+//
+// With q.Whiten and a feature implementing KuuWhitener (see WithWhitener),
+// u = Lv for the feature's structured square root L of Kuu, and no M×M
+// factorisation happens; otherwise L is the Cholesky factor of Kuu (or √ of
+// a diagonal Kuu).
 func SVGP(k kernels.Bound, f features.Bound, x *ad.Node, ve VarExp, q Variational, numData int, opt Options) (*ad.Node, Info, error) {
 	if err := opt.validate(); err != nil {
 		return nil, Info{}, err
@@ -60,20 +66,27 @@ func SVGP(k kernels.Bound, f features.Bound, x *ad.Node, ve VarExp, q Variationa
 	if numData < b {
 		return nil, Info{}, fmt.Errorf("inference: minibatch of %d points from a training set of %d", b, numData)
 	}
-	fac, err := factorKuu(k, f, opt)
+	fac, err := sqrtKuu(k, f, q.Whiten, opt)
 	if err != nil {
 		return nil, Info{}, err
 	}
 	if err := q.check(fac.size()); err != nil {
 		return nil, Info{}, err
 	}
-	mu, v := svgpMarginals(k, f, fac, x, q)
+	mu, v, err := svgpMarginals(k, f, fac, x, q)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	kl, err := klU(fac, q)
+	if err != nil {
+		return nil, Info{}, err
+	}
 	e := ve(mu, v)
 	if r, c := e.Dims(); r != b || c != 1 {
 		return nil, Info{}, fmt.Errorf("inference: variational expectations are %d×%d, want %d×1", r, c, b)
 	}
 	data := ad.Scale(float64(numData)/float64(b), ad.Sum(e))
-	return ad.Sub(data, klU(fac, q)), Info{Jitter: fac.jitter()}, nil
+	return ad.Sub(data, kl), Info{Jitter: fac.jitter()}, nil
 }
 
 // SVGPMarginals returns the latent means and variances of q(f) at the rows
@@ -82,14 +95,16 @@ func SVGPMarginals(k kernels.Bound, f features.Bound, x *ad.Node, q Variational,
 	if err := opt.validate(); err != nil {
 		return nil, nil, Info{}, err
 	}
-	fac, err := factorKuu(k, f, opt)
+	fac, err := sqrtKuu(k, f, q.Whiten, opt)
 	if err != nil {
 		return nil, nil, Info{}, err
 	}
 	if err := q.check(fac.size()); err != nil {
 		return nil, nil, Info{}, err
 	}
-	mu, v = svgpMarginals(k, f, fac, x, q)
+	if mu, v, err = svgpMarginals(k, f, fac, x, q); err != nil {
+		return nil, nil, Info{}, err
+	}
 	return mu, v, Info{Jitter: fac.jitter()}, nil
 }
 
@@ -97,23 +112,46 @@ func SVGPMarginals(k kernels.Bound, f features.Bound, x *ad.Node, q Variational,
 //
 //	whitened:     μ = Aᵀm,        v = kff − ‖A‖²_col + ‖Lqᵀ A‖²_col
 //	not whitened: μ = (L⁻ᵀA)ᵀm,   v = kff − ‖A‖²_col + ‖Lqᵀ L⁻ᵀA‖²_col.
-func svgpMarginals(k kernels.Bound, f features.Bound, fac factor, x *ad.Node, q Variational) (mu, v *ad.Node) {
-	a := fac.solveL(f.Kuf(k, x))
+//
+// The whitened form needs only L⁻¹, so fac may be any square root (a
+// structured one from KuuWhitener); the other needs a triangular factor.
+func svgpMarginals(k kernels.Bound, f features.Bound, fac sqrtFactor, x *ad.Node, q Variational) (mu, v *ad.Node, err error) {
+	kuf := f.Kuf(k, x)
+	a := fac.solveL(kuf)
+	if err := checkWhitened(a, kuf); err != nil {
+		return nil, nil, err
+	}
 	proj := a
 	if !q.Whiten {
-		proj = fac.solveLT(a) // Kuu⁻¹ Kuf
+		full, err := fullFactor(fac)
+		if err != nil {
+			return nil, nil, err
+		}
+		proj = full.solveLT(a) // Kuu⁻¹ Kuf
 	}
 	lq := ad.Tril(q.Sqrt)
 	mu = ad.MatMulTA(proj, q.Mu)
 	qa := ad.MatMulTA(lq, proj)
 	v = ad.Add(ad.Sub(k.Diag(x), ad.T(ad.ColSums(ad.Square(a)))), ad.T(ad.ColSums(ad.Square(qa))))
-	return mu, v
+	return mu, v, nil
+}
+
+// fullFactor returns fac as a triangular factorisation, which the
+// non-whitened parameterisation needs (sqrtKuu always gives one then).
+func fullFactor(fac sqrtFactor) (factor, error) {
+	full, ok := fac.(factor)
+	if !ok {
+		return nil, errors.New("inference: the non-whitened q(u) needs a triangular factor of Kuu, not a structured whitener")
+	}
+	return full, nil
 }
 
 // klU is KL[N(m, LqLqᵀ) ‖ N(0, Kuu)] (or against N(0, I) when whitened):
 //
 //	½ [ ‖L⁻¹Lq‖²_F + ‖L⁻¹m‖² − M + log|Kuu| − log|LqLqᵀ| ].
-func klU(fac factor, q Variational) *ad.Node {
+//
+// Whitened, it does not involve L at all.
+func klU(fac sqrtFactor, q Variational) (*ad.Node, error) {
 	t := q.Mu.Tape()
 	m := fac.size()
 	lq := ad.Tril(q.Sqrt)
@@ -124,12 +162,16 @@ func klU(fac factor, q Variational) *ad.Node {
 		tr = ad.Sum(ad.Square(lq))
 		maha = ad.Sum(ad.Square(q.Mu))
 	} else {
-		tr = ad.Sum(ad.Square(fac.solveL(lq)))
-		maha = ad.Sum(ad.Square(fac.solveL(q.Mu)))
-		terms = append(terms, fac.logDet())
+		full, err := fullFactor(fac)
+		if err != nil {
+			return nil, err
+		}
+		tr = ad.Sum(ad.Square(full.solveL(lq)))
+		maha = ad.Sum(ad.Square(full.solveL(q.Mu)))
+		terms = append(terms, full.logDet())
 	}
 	terms = append(terms, tr, maha)
-	return ad.Scale(0.5, add(terms...))
+	return ad.Scale(0.5, add(terms...)), nil
 }
 
 // KL returns KL[q(u) ‖ p(u)] on the tape.
@@ -137,23 +179,27 @@ func KL(k kernels.Bound, f features.Bound, q Variational, opt Options) (*ad.Node
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
-	fac, err := factorKuu(k, f, opt)
+	fac, err := sqrtKuu(k, f, q.Whiten, opt)
 	if err != nil {
 		return nil, err
 	}
 	if err := q.check(fac.size()); err != nil {
 		return nil, err
 	}
-	return klU(fac, q), nil
+	return klU(fac, q)
 }
 
 // SVGPPosterior returns the predictive posterior of q(u) (values of q.Mu and
-// q.Sqrt are read; no gradients flow).
+// q.Sqrt are read; no gradients flow). With a structured square root
+// (KuuWhitener, whitened q) the posterior's A = L⁻¹ is that root's inverse,
+// formed once by whitening the identity; predictions depend on it only
+// through AᵀA = Kuu⁻¹ and the q-dependent terms, which are consistent with
+// the ELBO's v = L⁻¹u.
 func SVGPPosterior(k kernels.Bound, f features.Bound, q Variational, opt Options) (*Posterior, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
-	fac, err := factorKuu(k, f, opt)
+	fac, err := sqrtKuu(k, f, q.Whiten, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +207,22 @@ func SVGPPosterior(k kernels.Bound, f features.Bound, q Variational, opt Options
 	if err := q.check(m); err != nil {
 		return nil, err
 	}
-	linv := invLower(fac.lower())
+	var linv *mat.Dense
+	switch fc := fac.(type) {
+	case factor:
+		linv = invLower(fc.lower())
+	default:
+		id := mat.NewDense(m, m, nil)
+		for i := 0; i < m; i++ {
+			id.Set(i, i, 1)
+		}
+		in := q.Mu.Tape().Const(id)
+		out := fac.solveL(in)
+		if err := checkWhitened(out, in); err != nil {
+			return nil, err
+		}
+		linv = out.Value()
+	}
 	lq := lowerOf(q.Sqrt.Value())
 	// Whitened: α = L⁻ᵀm and B = Lqᵀ L⁻¹; otherwise α = Kuu⁻¹m and
 	// B = Lqᵀ Kuu⁻¹.
