@@ -28,7 +28,7 @@ func init() {
 				Doc: "positive frequencies (j+½)ε_d per dimension, j < freqs_per_dim; cos and sin each, so M = 2^D × kept grid points"},
 			{Name: "mask", Kind: Bool, Default: true, Doc: "keep only grid points inside the sphere Σ_d ((j_d+½)/M_d)² ≤ 1 (no effect in 1-D)"},
 			{Name: "eps_factor", Kind: Float, Default: features.DefaultIFFEpsilonFactor,
-				Doc: "frequency spacing ε_d = eps_factor / (data width in dimension d)"},
+				Doc: "frequency spacing ε_d = eps_factor / (data width W_d in dimension d); the paper's 0.95 leaves 1/ε − W = 0.053 W, so on data only a few lengthscales wide the features' kernel wraps around (use ≤ 0.5 there)"},
 			{Name: "eps", Kind: Floats, Doc: "explicit frequency spacing (1 value or one per dimension); overrides eps_factor"},
 		}),
 		New: newIFFModel,

@@ -43,7 +43,14 @@ type IFF struct {
 	freqs  *mat.Dense // K×D
 }
 
-// DefaultIFFEpsilonFactor is the paper's ε_d = 0.95 / data width.
+// DefaultIFFEpsilonFactor is the paper's ε_d = 0.95 / data width (§4.2,
+// used in all its experiments). It is relative to the data width only, so
+// the wrap-around margin 1/ε − W = 0.053 W scales with the domain: 7λ or
+// more on the paper's 1-D data, but only 0.26λ on a square 5 lengthscales
+// wide, where inputs at opposite edges are strongly anti-correlated under
+// Φᵀ Kuu⁻¹ Φ and the gap to L has a floor that more features do not lower.
+// On domains a few lengthscales wide use a smaller factor (0.5 leaves a
+// margin of W).
 const DefaultIFFEpsilonFactor = 0.95
 
 // IFFEpsilon returns ε_d = factor / (max_n x_nd − min_n x_nd) for every

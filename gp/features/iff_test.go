@@ -195,6 +195,72 @@ func TestIFFQffIsGridSparseSpectrum(t *testing.T) {
 	}
 }
 
+// Once the grid covers the spectrum, Φᵀ Kuu⁻¹ Φ on the half-offset grid
+// (j + ½)ε is, by Poisson summation, the anti-periodised kernel
+// Π_d Σ_n (−1)ⁿ k_d(τ_d − n/ε_d) (SE is a product over dimensions). This is
+// what puts a floor under IFF's 2-D synthetic gap (paper_configs/iff.toml,
+// grids iff-2d-eps*): with ε = 0.95/W on a width of 5 lengthscales, points
+// at opposite edges (τ ≈ 5) get ≈ −k(1/ε − 5) ≈ −0.97 instead of ≈ 0, and
+// more frequencies do not change it; a smaller ε W does.
+func TestIFFKernelWrapsAroundAtOneOverEps(t *testing.T) {
+	const variance = 1.3
+	for _, tc := range []struct {
+		name   string
+		eps    []float64
+		perDim []int
+		ls     []float64
+		tau    []float64 // x − x'
+		approx float64   // the expected value to a few digits, from the image sum
+	}{
+		// W = 5, ε = 0.95/W: 1/ε = 5.263, the n = 1 image at −0.263.
+		{"1-D, opposite edges, ε W = 0.95", []float64{0.19}, []int{12}, []float64{1}, []float64{5}, -variance * math.Exp(-0.263158*0.263158/2)},
+		// ε = 0.5/W: 1/ε = 10, τ = 1/(2ε) is where k(τ) and −k(τ − 1/ε) cancel.
+		{"1-D, opposite edges, ε W = 0.5", []float64{0.1}, []int{22}, []float64{1}, []float64{5}, 0},
+		// 1.5 apart: k(1.5) less the n = 1 image k(1.5 − 5.263) = e^{−7.08}.
+		{"1-D, inside", []float64{0.19}, []int{12}, []float64{1}, []float64{1.5}, variance * (math.Exp(-1.125) - math.Exp(-3.763158*3.763158/2))},
+		{"2-D, corner to corner, ε W = 0.95", []float64{0.19, 0.19}, []int{12, 12}, []float64{1, 1}, []float64{5, -5}, variance * math.Exp(-0.263158*0.263158)},
+		{"2-D, edge to edge, ARD", []float64{0.19, 0.25}, []int{12, 10}, []float64{1, 0.8}, []float64{5, 0.3}, -variance * math.Exp(-0.263158*0.263158/2-0.3*0.3/(2*0.64))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := len(tc.eps)
+			f, err := features.NewIFF(tc.perDim, tc.eps, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := mat.NewDense(2, d, nil)
+			for j, v := range tc.tau {
+				x.Set(0, j, 0.5*v)
+				x.Set(1, j, -0.5*v)
+			}
+			m := newIFFModel(t, f, "se", tc.ls, variance, 0.1, x, make([]float64, 2))
+			phi, err := f.Phi(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prec := f.Bind(nil, "").(features.PrecisionKuu).Precision(m.k.Bind(m.set.Bind(ad.NewTape()), "kern.")).Value()
+			got := 0.0
+			for r := 0; r < f.M(); r++ {
+				got += phi.At(r, 0) * prec.At(r, 0) * phi.At(r, 1)
+			}
+			want := variance
+			for j, tau := range tc.tau {
+				sum := 0.0
+				for n := -4; n <= 4; n++ {
+					u := (tau - float64(n)/tc.eps[j]) / tc.ls[j]
+					sum += math.Pow(-1, float64(n)) * math.Exp(-u*u/2)
+				}
+				want *= sum
+			}
+			if math.Abs(got-want) > 1e-9 {
+				t.Errorf("Qff(τ = %v) = %.12g, image sum Σ(−1)ⁿ k(τ − n/ε) = %.12g", tc.tau, got, want)
+			}
+			if math.Abs(want-tc.approx) > 1e-3*math.Max(math.Abs(tc.approx), 1e-3) {
+				t.Errorf("image sum %.6g, expected about %.6g", want, tc.approx)
+			}
+		})
+	}
+}
+
 // The midpoint sum ε_vol Σ_grid S(z) converges to ∫S = k(0) (spec §6.1).
 func TestIFFMidpointSumApproachesVariance(t *testing.T) {
 	for _, kern := range []string{"se", "matern52", "matern32"} {
