@@ -209,7 +209,7 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 		}
 		return out
 	}
-	rc := &renderCtx{spec: &spec, profile: opts.Profile, labels: spec.Report.Labels, db: dbName, cov: cov}
+	rc := &renderCtx{spec: &spec, profile: opts.Profile, labels: spec.Report.Labels, db: displayPath(dbName), cov: cov}
 	if opts.Expected != nil {
 		rc.dbFlag = opts.Expected.DBFlag
 	}
@@ -563,4 +563,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// displayPath shows a database path relative to the working directory when
+// it lies below it, so reports do not carry one machine's absolute paths.
+func displayPath(p string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
 }
