@@ -109,12 +109,7 @@ func buildMatrix(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure,
 	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
 	used := usableRuns(f, fs, runs, rc)
 	panels, byPanel := artifactPanels(f, fs, used, rc)
-	var list []*run
-	for _, p := range panels {
-		if r := byPanel[p]; r != nil {
-			list = append(list, r)
-		}
-	}
+	list := panelRuns(panels, byPanel)
 	arts, err := loadArtifact(q, list, fs.Artifact)
 	if err != nil {
 		return nil, err
@@ -228,12 +223,7 @@ func buildCurve(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
 	used := usableRuns(f, fs, runs, rc)
 	panels, byPanel := artifactPanels(f, fs, used, rc)
-	var list []*run
-	for _, p := range panels {
-		if r := byPanel[p]; r != nil {
-			list = append(list, r)
-		}
-	}
+	list := panelRuns(panels, byPanel)
 	preds, err := loadArtifact(q, list, fs.Artifact)
 	if err != nil {
 		return nil, err
@@ -410,4 +400,15 @@ func drawReference(p *plot.Plot, fs FigureSpec, refs []*run) (plot.Thumbnailer, 
 	l.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 	p.Add(l)
 	return l, true
+}
+
+// panelRuns lists the run of each panel, in panel order.
+func panelRuns(panels []string, byPanel map[string]*run) []*run {
+	var list []*run
+	for _, p := range panels {
+		if r := byPanel[p]; r != nil {
+			list = append(list, r)
+		}
+	}
+	return list
 }

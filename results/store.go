@@ -257,27 +257,7 @@ var ErrReadOnly = errors.New("results: store is opened read-only")
 // SaveRun writes r with its metrics and trace in one transaction, replacing
 // every row previously stored under r.ID.
 func (s *Store) SaveRun(r Run, metrics []Metric, trace []TracePoint) error {
-	if err := validateRun(r, metrics); err != nil {
-		return err
-	}
-	if s.readOnly {
-		return ErrReadOnly
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ctx := context.Background()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap("saving run "+r.ID, err)
-	}
-	defer tx.Rollback()
-	if err := writeRun(ctx, tx, r, metrics, trace); err != nil {
-		return s.wrap("saving run "+r.ID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return s.wrap("saving run "+r.ID, err)
-	}
-	return nil
+	return s.SaveRunArtifacts(r, metrics, trace, nil)
 }
 
 // MarkRunning records r as in flight (status running, no metrics or trace),
