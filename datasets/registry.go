@@ -329,6 +329,9 @@ type MissingError struct {
 	Fetchable                 bool // `sgplab data fetch` can download the file
 }
 
+// MissingDataset names the dataset whose file is missing.
+func (m *MissingError) MissingDataset() string { return m.Dataset }
+
 func (m *MissingError) Error() string {
 	s := fmt.Sprintf("datasets: %s: file %s not found in data directory %q (SGPLAB_DATA)", m.Dataset, m.File, m.Dir)
 	switch {

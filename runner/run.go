@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -83,11 +84,33 @@ type Runner struct {
 type Summary struct {
 	Total, Skipped, Done, Failed, Interrupted int
 	Elapsed                                   time.Duration
+	// Absent maps each dataset whose files are missing to the error of its
+	// first failed run (which says where to get them); AbsentRuns counts
+	// the failed runs it explains.
+	Absent     map[string]string
+	AbsentRuns int
 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("%d runs: %d done, %d failed, %d interrupted, %d skipped (already done) in %s",
+	out := fmt.Sprintf("%d runs: %d done, %d failed, %d interrupted, %d skipped (already done) in %s",
 		s.Total, s.Done, s.Failed, s.Interrupted, s.Skipped, s.Elapsed.Round(time.Millisecond))
+	if s.AbsentRuns > 0 {
+		names := make([]string, 0, len(s.Absent))
+		for n := range s.Absent {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		out += fmt.Sprintf(" (%d of the failures: data files absent for %s)", s.AbsentRuns, strings.Join(names, ", "))
+	}
+	return out
+}
+
+// MissingData is implemented by the errors a PrepareFunc returns when a
+// dataset's files are not in the data directory (datasets.MissingError),
+// so that a sweep can tell absent data from a failed fit.
+type MissingData interface {
+	error
+	MissingDataset() string
 }
 
 // ErrInterrupted is returned by Run when ctx was cancelled mid-sweep.
@@ -173,7 +196,7 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 		go func() {
 			defer wg.Done()
 			for spec := range feed {
-				status, err := r.one(ctx, spec, pr)
+				status, absent, err := r.one(ctx, spec, pr)
 				mu.Lock()
 				switch {
 				case err != nil:
@@ -185,6 +208,15 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 					sum.Done++
 				case status == results.StatusFailed:
 					sum.Failed++
+					if absent != nil {
+						if sum.Absent == nil {
+							sum.Absent = map[string]string{}
+						}
+						if _, ok := sum.Absent[absent.MissingDataset()]; !ok {
+							sum.Absent[absent.MissingDataset()] = absent.Error()
+						}
+						sum.AbsentRuns++
+					}
 				case status == results.StatusInterrupted:
 					sum.Interrupted++
 				}
@@ -229,8 +261,9 @@ type outcome struct {
 }
 
 // one executes and records a single run. The returned error is only for
-// failures to record it; the run's own failure is its status.
-func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (string, error) {
+// failures to record it; the run's own failure is its status, and absent
+// is set when that failure is a dataset's missing files.
+func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (status string, absent MissingData, err error) {
 	rec := results.Run{
 		ID: spec.ID, Grid: spec.Grid, Spec: string(spec.Canonical()), Method: spec.Method,
 		Dataset: spec.Dataset, Split: spec.Split, Seed: spec.Seed, Profile: spec.Profile,
@@ -242,7 +275,7 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (string, 
 	}
 	// A crash leaves the run as running, which a re-run treats as not done.
 	if err := r.Store.MarkRunning(rec); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	pr.start(spec)
 
@@ -302,6 +335,10 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (string, 
 	case oc.err != nil:
 		rec.Status = results.StatusFailed
 		rec.Error = oc.err.Error()
+		var md MissingData
+		if errors.As(oc.err, &md) {
+			absent = md
+		}
 	default:
 		var err error
 		ms, err = runMetrics(spec, oc)
@@ -318,10 +355,10 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (string, 
 		arts = oc.arts
 	}
 	if err := r.Store.SaveRunArtifacts(rec, ms, tr, arts); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	pr.finish(spec, rec, ms)
-	return rec.Status, nil
+	return rec.Status, absent, nil
 }
 
 // guarded prepares, fits and predicts, turning a panic into an error.

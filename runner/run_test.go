@@ -381,8 +381,44 @@ func BenchmarkRecordRun(b *testing.B) {
 	r := &Runner{Store: st, Prepare: fakePrepare, Force: true}
 	pr := newProgress(&bytes.Buffer{}, false, b.N, 0)
 	for b.Loop() {
-		if _, err := r.one(context.Background(), runs[0], pr); err != nil {
+		if _, _, err := r.one(context.Background(), runs[0], pr); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+type absentErr struct{ name string }
+
+func (e absentErr) Error() string          { return "file " + e.name + "/data.csv not found; fetch it" }
+func (e absentErr) MissingDataset() string { return e.name }
+
+// Runs whose dataset files are absent fail with the loader's message, and
+// the summary says which failures that explains, once per dataset.
+func TestAbsentDataSummarised(t *testing.T) {
+	runs, _, err := expand(t, mixed, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, st := newRunner(t, filepath.Join(t.TempDir(), "r.db"))
+	r.Prepare = func(ctx context.Context, s *RunSpec) (*Dataset, error) {
+		if s.Split == 1 {
+			return nil, fmt.Errorf("loading: %w", absentErr{"toy"})
+		}
+		return fakePrepare(ctx, s)
+	}
+	sum, err := r.Run(context.Background(), runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Split 0: fake-mean done, fake-panic and fake-fail failed; split 1:
+	// all three failed for absent data.
+	if sum.Done != 1 || sum.Failed != 5 || sum.AbsentRuns != 3 || len(sum.Absent) != 1 || !strings.Contains(sum.Absent["toy"], "fetch it") {
+		t.Fatalf("summary %+v", sum)
+	}
+	if s := sum.String(); !strings.Contains(s, "3 of the failures: data files absent for toy") {
+		t.Errorf("summary line %q does not name the absent dataset", s)
+	}
+	if n := count(t, st, "SELECT COUNT(*) FROM runs WHERE status = 'failed' AND error LIKE '%fetch it%'"); n != 3 {
+		t.Errorf("%d failed runs carry the loader's message, want 3", n)
 	}
 }

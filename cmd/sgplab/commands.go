@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -150,6 +151,17 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 	sum, err := r.Run(ctx, specs)
 	release() // before the summary: a signal from now on has the default action
 	fmt.Fprintln(stdout, sum)
+	if len(sum.Absent) > 0 {
+		names := make([]string, 0, len(sum.Absent))
+		for n := range sum.Absent {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintln(stdout, "absent data (these runs re-run once the files are in place; `sgplab data list` shows every dataset):")
+		for _, n := range names {
+			fmt.Fprintf(stdout, "  %s: %s\n", n, sum.Absent[n])
+		}
+	}
 	if sum.Failed > 0 {
 		fmt.Fprintf(stdout, "failed runs: sgplab query --db %s \"SELECT id, method, dataset, split, error FROM runs WHERE status = 'failed'\"\n", path)
 	}
