@@ -3,9 +3,11 @@ package datasets
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -470,7 +472,10 @@ func Validate(name string, params map[string]any) error {
 		keys = append(keys, k+" ("+valid[k]+")")
 	}
 	sort.Strings(keys)
-	for k, v := range params {
+	// Sorted, so that with several bad parameters the same one is reported
+	// every time.
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		v := params[k]
 		kind, ok := valid[k]
 		if !ok {
 			return fmt.Errorf("datasets: %s: unknown param %q; valid: %s", name, k, strings.Join(keys, ", "))

@@ -156,16 +156,8 @@ func buildMatrix(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure,
 				}
 			}
 		}
-		if math.IsInf(zmin, 1) {
-			zmin, zmax = 0, 1
-		}
-		if zmin == zmax {
-			zmin, zmax = zmin-0.5, zmax+0.5
-		}
 	}
-	cmap := viridis()
-	cmap.SetMin(zmin)
-	cmap.SetMax(zmax)
+	cmap := colourScale(zmin, zmax)
 	pal := cmap.Palette(256)
 	for _, t := range tiles {
 		p := newBarePlot() // no grid lines over the image

@@ -640,15 +640,7 @@ func buildHeatmap(f *figure, fs FigureSpec, used []*run, panels []string, panelO
 		}
 		grids = append(grids, g)
 	}
-	if math.IsInf(zmin, 1) {
-		zmin, zmax = 0, 1
-	}
-	if zmin == zmax {
-		zmin, zmax = zmin-0.5, zmax+0.5
-	}
-	cmap := viridis()
-	cmap.SetMin(zmin)
-	cmap.SetMax(zmax)
+	cmap := colourScale(zmin, zmax)
 	pal := cmap.Palette(256)
 	for k, g := range grids {
 		p := newBarePlot()
@@ -712,6 +704,23 @@ func buildHeatmap(f *figure, fs FigureSpec, used []*run, panels []string, panelO
 	f.colorbar = cb
 	f.describe = describeFigure(fs, rc)
 	return f, nil
+}
+
+// colourScale is the viridis map over [zmin, zmax], the range of the
+// values drawn: an empty range (no finite value, zmin = +Inf) becomes
+// [0, 1] and a single value v becomes [v-½, v+½], so that the colour bar
+// always has extent.
+func colourScale(zmin, zmax float64) palette.ColorMap {
+	if math.IsInf(zmin, 1) {
+		zmin, zmax = 0, 1
+	}
+	if zmin == zmax {
+		zmin, zmax = zmin-0.5, zmax+0.5
+	}
+	cmap := viridis()
+	cmap.SetMin(zmin)
+	cmap.SetMax(zmax)
+	return cmap
 }
 
 // viridis is a perceptually uniform sequential colour map whose ends both

@@ -138,20 +138,44 @@ func OpenWith(path string, o Options) (*Store, error) {
 	db.SetMaxIdleConns(4)
 	s := &Store{db: db, path: abs, readOnly: o.ReadOnly, timeout: o.BusyTimeout}
 	ctx := context.Background()
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, s.wrap("opening", err)
+	// SQLite returns SQLITE_BUSY at once, without calling the busy handler,
+	// where waiting could deadlock: this happens when several processes (or
+	// connections) open a new file together and race to switch it to WAL.
+	// Retry those until the busy timeout, so that the timeout means the same
+	// when opening as when writing.
+	deadline := time.Now().Add(o.BusyTimeout)
+	for {
+		err = s.setUp(ctx)
+		if err == nil {
+			return s, nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			db.Close()
+			return nil, err
+		}
+		time.Sleep(openRetryDelay)
 	}
-	if o.ReadOnly {
-		err = s.checkVersion(ctx)
-	} else {
-		err = migrate(ctx, s)
+}
+
+// openRetryDelay is the pause between attempts to open a busy database.
+const openRetryDelay = 20 * time.Millisecond
+
+// setUp checks the connection and the schema version, migrating it when
+// the store is writable.
+func (s *Store) setUp(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return s.wrap("opening", err)
 	}
-	if err != nil {
-		db.Close()
-		return nil, err
+	if s.readOnly {
+		return s.checkVersion(ctx)
 	}
-	return s, nil
+	return migrate(ctx, s)
+}
+
+// isBusy reports whether err is SQLite's "database is busy/locked".
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
 }
 
 // precheck turns the common path problems into errors that name the path,
@@ -241,11 +265,10 @@ func (s *Store) Close() error {
 
 // wrap names the database and explains lock timeouts.
 func (s *Store) wrap(what string, err error) error {
-	var se sqlite3.Error
-	if errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
+	if isBusy(err) {
 		return fmt.Errorf("results: %s: %s: database is locked by another connection or process; gave up after the busy timeout of %v: %w", s.path, what, s.timeout, err)
 	}
-	if errors.As(err, &se) && se.Code == sqlite3.ErrReadonly {
+	if se := (sqlite3.Error{}); errors.As(err, &se) && se.Code == sqlite3.ErrReadonly {
 		return fmt.Errorf("results: %s: %s: database is read-only: %w", s.path, what, err)
 	}
 	return fmt.Errorf("results: %s: %s: %w", s.path, what, err)

@@ -551,6 +551,8 @@ func equalValue(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
+// number converts a decoded TOML or JSON number (any integer width or
+// float64) to float64, reporting whether v was a number at all.
 func number(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:

@@ -366,7 +366,7 @@ func checkKind(kd kind, v any) string {
 		}
 	case kFloats:
 		for _, e := range toList(v) {
-			if _, ok := toFloat(e); !ok {
+			if _, ok := number(e); !ok {
 				return "want a number or a list of numbers, got " + typeName(v)
 			}
 		}
@@ -429,18 +429,6 @@ func toList(v any) []any {
 func asArray(v any) []map[string]any {
 	a, _ := v.([]map[string]any)
 	return a
-}
-
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 func typeName(v any) string {

@@ -594,7 +594,8 @@ func (p *progress) iteration(spec *RunSpec, it methods.Progress) {
 		p.draw(false)
 		return
 	}
-	// Plain logs: one line every 10 s per run at most.
+	// Plain logs: at most one iteration line every 10 s across all runs in
+	// flight (start and finish lines are always written).
 	if time.Since(p.lastDraw) > 10*time.Second {
 		p.lastDraw = time.Now()
 		fmt.Fprintf(p.w, "%s %s %s\n", p.prefix(), spec.ID, p.current[spec.ID])

@@ -194,21 +194,29 @@ func envOr(k, def string) string {
 	return def
 }
 
+// storedStatuses returns the stored status of each spec's run, read-only;
+// a database that does not exist yet holds none, so --dry-run and status
+// work before the first sweep without creating the file.
+func storedStatuses(dbPath string, specs []*runner.RunSpec) (map[string]string, error) {
+	if _, err := os.Stat(dbPath); err != nil {
+		return map[string]string{}, nil
+	}
+	store, err := results.OpenReadOnly(dbPath)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	ids := make([]string, len(specs))
+	for i, s := range specs {
+		ids[i] = s.ID
+	}
+	return store.Statuses(ids)
+}
+
 func dryRun(w io.Writer, dbPath string, specs []*runner.RunSpec) error {
-	status := map[string]string{}
-	if _, err := os.Stat(dbPath); err == nil {
-		store, err := results.OpenReadOnly(dbPath)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		ids := make([]string, len(specs))
-		for i, s := range specs {
-			ids[i] = s.ID
-		}
-		if status, err = store.Statuses(ids); err != nil {
-			return err
-		}
+	status, err := storedStatuses(dbPath, specs)
+	if err != nil {
+		return err
 	}
 	for _, s := range specs {
 		st := status[s.ID]
@@ -282,20 +290,9 @@ per grid, profile and status.`, stdout, stderr)
 	if path == "" {
 		path = defaultDB(files[0])
 	}
-	status := map[string]string{}
-	if _, err := os.Stat(path); err == nil {
-		store, err := results.OpenReadOnly(path)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		ids := make([]string, len(specs))
-		for i, s := range specs {
-			ids[i] = s.ID
-		}
-		if status, err = store.Statuses(ids); err != nil {
-			return err
-		}
+	status, err := storedStatuses(path, specs)
+	if err != nil {
+		return err
 	}
 	type key struct{ exp, grid, profile string }
 	counts := map[key]map[string]int{}
@@ -339,9 +336,14 @@ metric, value) and run_params_v(run_id, method, dataset, split, seed, param, val
 	if err != nil {
 		return err
 	}
-	if *db == "" || len(pos) != 1 {
+	switch {
+	case *db == "" && len(pos) == 0:
 		fs.Usage()
 		return errUsage
+	case *db == "":
+		return usageErr(fs, "--db is required: the results database to query")
+	case len(pos) != 1:
+		return usageErr(fs, "want exactly one SQL statement (quote it), got %d arguments", len(pos))
 	}
 	store, err := results.OpenReadOnly(*db)
 	if err != nil {
@@ -371,8 +373,11 @@ deletes them). Without a database yet, it says what is missing.`, stdout, stderr
 		return err
 	}
 	if len(pos) != 1 {
-		fs.Usage()
-		return errUsage
+		if len(pos) == 0 {
+			fs.Usage()
+			return errUsage
+		}
+		return usageErr(fs, "want exactly one config file, got %d: %s", len(pos), strings.Join(pos, " "))
 	}
 	f, err := runner.Load(pos[0])
 	if err != nil {
@@ -608,8 +613,7 @@ fetch: download a dataset from its canonical source, verifying checksums.`, stdo
 		return datasets.WriteList(stdout, *dataDir)
 	case "fetch":
 		if len(pos) < 2 {
-			fs.Usage()
-			return errUsage
+			return usageErr(fs, "fetch needs dataset names (sgplab data list shows them)")
 		}
 		ctx, release := interruptContext(context.Background(), "stopping the download", stderr)
 		defer release()
@@ -621,8 +625,7 @@ fetch: download a dataset from its canonical source, verifying checksums.`, stdo
 		}
 		return nil
 	}
-	fs.Usage()
-	return errUsage
+	return usageErr(fs, "unknown subcommand %q; want list or fetch", pos[0])
 }
 
 func cmdResults(args []string, stdout, stderr io.Writer) error {
@@ -648,8 +651,7 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 	switch pos[0] {
 	case "export":
 		if *db == "" {
-			fs.Usage()
-			return errUsage
+			return usageErr(fs, "export needs --db, the database to export")
 		}
 		store, err := results.OpenReadOnly(*db)
 		if err != nil {
@@ -658,9 +660,11 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 		defer store.Close()
 		return store.Export(stdout, *format)
 	case "merge":
-		if *out == "" || len(pos) < 2 {
-			fs.Usage()
-			return errUsage
+		if len(pos) < 2 {
+			return usageErr(fs, "merge needs the databases to merge")
+		}
+		if *out == "" {
+			return usageErr(fs, "merge needs -o OUT.db, the database to merge into")
 		}
 		for _, p := range pos[1:] {
 			if _, err := os.Stat(p); err != nil {
@@ -675,11 +679,9 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 		return nil
 	case "prune":
 		if len(pos) != 2 {
-			fs.Usage()
-			return errUsage
+			return usageErr(fs, "prune needs exactly one config file, got %d", len(pos)-1)
 		}
 		return cmdPrune(pos[1], *db, *profile, *dry, stdout, stderr)
 	}
-	fs.Usage()
-	return errUsage
+	return usageErr(fs, "unknown subcommand %q; want export, merge or prune", pos[0])
 }

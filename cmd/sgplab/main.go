@@ -8,7 +8,7 @@
 //	sgplab report paper_configs/vof.toml    tables and figures into out/<name>/
 //	sgplab methods                          registered methods and their parameters
 //	sgplab data list | fetch NAME           datasets and where they come from
-//	sgplab results export | merge           move results between databases
+//	sgplab results export | merge | prune   move results between databases; drop stale runs
 package main
 
 import (
@@ -119,6 +119,15 @@ func newFlags(name, args, doc string, stdout, stderr io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// usageErr reports what was wrong with a command line before its usage
+// text, so that a misuse names the fault instead of leaving the reader to
+// diff the synopsis against what they typed, and returns errUsage.
+func usageErr(fs *flag.FlagSet, format string, args ...any) error {
+	fmt.Fprintf(fs.Output(), "%s: %s\n\n", fs.Name(), fmt.Sprintf(format, args...))
+	fs.Usage()
+	return errUsage
 }
 
 // helpWriter is a flag set's output: stderr, or stdout once --help was asked.

@@ -26,6 +26,15 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"run", "--shard", "3/2", bad}, 1, "unknown method"},
 		{[]string{"query", "--db", filepath.Join(dir, "none.db"), "SELECT 1"}, 1, "none.db"},
 		{[]string{"results", "merge", filepath.Join(dir, "none.db"), "-o", filepath.Join(dir, "out.db")}, 1, "cannot merge"},
+		// Usage errors say what was wrong, not just the synopsis.
+		{[]string{"results", "merge", filepath.Join(dir, "a.db")}, 2, "merge needs -o OUT.db"},
+		{[]string{"results", "export"}, 2, "export needs --db"},
+		{[]string{"results", "frobnicate"}, 2, "unknown subcommand \"frobnicate\"; want export, merge or prune"},
+		{[]string{"data", "frobnicate"}, 2, "unknown subcommand \"frobnicate\"; want list or fetch"},
+		{[]string{"data", "fetch"}, 2, "fetch needs dataset names"},
+		{[]string{"query", "SELECT 1"}, 2, "--db is required"},
+		{[]string{"query", "--db", "x.db", "SELECT", "1"}, 2, "want exactly one SQL statement"},
+		{[]string{"report", "a.toml", "b.toml"}, 2, "want exactly one config file, got 2"},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
