@@ -302,6 +302,20 @@ func checkInputs(method string, fitted bool, x *mat.Dense, dim int) error {
 	if _, d := x.Dims(); d != dim {
 		return fmt.Errorf("%s: test inputs have %d columns, training inputs had %d", method, d, dim)
 	}
+	return checkFinite(method, x)
+}
+
+// checkFinite rejects NaN and ±Inf test inputs: some features panic on them
+// and the others would return NaN predictions without saying why.
+func checkFinite(method string, x *mat.Dense) error {
+	n, d := x.Dims()
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			if v := x.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s: test input [%d,%d] = %v is not finite; remove or impute it before Predict", method, i, j, v)
+			}
+		}
+	}
 	return nil
 }
 

@@ -2,13 +2,17 @@ package methods
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
+	"sgplab/gp/ad"
+	"sgplab/gp/inference"
 )
 
 // toyData draws y = sin(3x₁) + 0.5 cos(2x₂) + noise on [−2, 2]², seeded.
@@ -201,6 +205,101 @@ func TestBadParameters(t *testing.T) {
 		}
 		if err == nil {
 			t.Errorf("%s %v %+v: no error", tc.method, tc.raw, tc.opt)
+		}
+	}
+}
+
+// After a minibatch fit the reported objective is the ELBO on all the
+// training data at the final parameters: it equals inference.SVGP evaluated
+// on the full batch (an independent path: per-batch Kuu factor and
+// variational expectations on the tape), whitened or not, for both
+// likelihoods.
+func TestSVGPMinibatchReportsFullELBO(t *testing.T) {
+	reg := toyData(7, 120, 0.1)
+	cls := toyData(8, 120, 0)
+	for i, v := range cls.Y {
+		cls.Y[i] = 1
+		if v < 0 {
+			cls.Y[i] = -1
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		data gp.Data
+		task Task
+		raw  map[string]any
+	}{
+		{"regression-whitened", reg, Regression, map[string]any{"num_inducing": int64(10)}},
+		{"regression-plain", reg, Regression, map[string]any{"num_inducing": int64(10), "whiten": false}},
+		{"classification", cls, Classification, map[string]any{"num_inducing": int64(10)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model, err := Build("svgp", tc.raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := model.Fit(context.Background(), tc.data, FitOptions{Iterations: 15, LearningRate: 0.05, Seed: 2, BatchSize: 32, Task: tc.task}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := model.(*svgpModel)
+			tp := ad.NewTape()
+			b := m.set.Bind(tp)
+			y := columnOf(tc.data.Y)
+			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, y) }
+			want, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), tp.Const(tc.data.X), ve, m.q(b), 0, m.opts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, w := res.Objective, want.Scalar(); math.Abs(got-w) > 1e-9*math.Abs(w) {
+				t.Errorf("reported ELBO %.12g, full-batch SVGP %.12g", got, w)
+			}
+			if last := res.Extra["last_minibatch_objective"]; last == res.Objective || math.IsNaN(last) {
+				t.Errorf("last minibatch objective %g, full ELBO %g: want the noisy batch value kept apart", last, res.Objective)
+			}
+		})
+	}
+}
+
+// Non-finite test inputs are a clear error from every method's Predict,
+// never a panic (IFF's Φ panicked) nor silent NaN predictions.
+func TestPredictRejectsNonFiniteInputs(t *testing.T) {
+	train2 := toyData(3, 40, 0.1)
+	train1 := gp.Data{X: mat.DenseCopyOf(train2.X.Slice(0, 40, 0, 1)), Y: train2.Y}
+	for _, tc := range []struct {
+		method string
+		raw    map[string]any
+		train  gp.Data
+	}{
+		{"gpr", nil, train2},
+		{"sgpr", map[string]any{"num_inducing": int64(5)}, train2},
+		{"svgp", map[string]any{"num_inducing": int64(5)}, train2},
+		{"iff", map[string]any{"freqs_per_dim": int64(4)}, train2},
+		{"avff", map[string]any{"frequencies": int64(4)}, train2},
+		{"vof-hermite", nil, train1},
+		{"kernel-approx", nil, train1},
+	} {
+		for _, bad := range []float64{math.NaN(), math.Inf(1)} {
+			t.Run(fmt.Sprintf("%s/%v", tc.method, bad), func(t *testing.T) {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("panic: %v", r)
+					}
+				}()
+				model, err := Build(tc.method, tc.raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := model.Fit(context.Background(), tc.train, FitOptions{Iterations: 1, Seed: 1}, nil); err != nil {
+					t.Fatal(err)
+				}
+				_, d := tc.train.X.Dims()
+				x := mat.NewDense(2, d, nil)
+				x.Set(1, d-1, bad)
+				if p, err := model.Predict(x); err == nil || !strings.Contains(err.Error(), "[1,") {
+					t.Errorf("err = %v (mean %v); want an error naming input [1,%d]", err, p.Mean, d-1)
+				}
+			})
 		}
 	}
 }

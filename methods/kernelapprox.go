@@ -44,7 +44,6 @@ type kernelApprox struct {
 	p      Params
 	grid   *mat.Dense // grid_n×1
 	q, k   *mat.Dense // grid_n×grid_n
-	noise  float64
 	kernel kernels.Kernel
 	set    *param.Set
 	feat   features.Feature
@@ -101,16 +100,27 @@ func newKernelApprox(p Params) (Model, error) {
 
 // approx returns Q(x, z) = Kuf(x)ᵀ Kuu⁻¹ Kuf(z).
 func (m *kernelApprox) approx(x, z *mat.Dense) (*mat.Dense, error) {
+	kx, solved, err := m.solve(x, z)
+	if err != nil {
+		return nil, err
+	}
+	var q mat.Dense
+	q.Mul(kx.T(), solved)
+	return &q, nil
+}
+
+// solve returns Kuf(x) and Kuu⁻¹ Kuf(z), factorising Kuu once.
+func (m *kernelApprox) solve(x, z *mat.Dense) (kx, solved *mat.Dense, err error) {
 	t := ad.NewTape()
 	b := m.set.Bind(t)
 	kb := m.kernel.Bind(b, "kernel.")
 	fb := m.feat.Bind(b, "feature.")
-	kx := fb.Kuf(kb, t.Const(x)).Value()
+	kx = fb.Kuf(kb, t.Const(x)).Value()
 	kz := kx
 	if z != x {
 		kz = fb.Kuf(kb, t.Const(z)).Value()
 	}
-	var solved mat.Dense
+	solved = new(mat.Dense)
 	if d, ok := fb.(features.DiagonalKuu); ok {
 		diag := d.KuuDiag(kb).Value()
 		solved.CloneFrom(kz)
@@ -120,26 +130,24 @@ func (m *kernelApprox) approx(x, z *mat.Dense) (*mat.Dense, error) {
 				solved.Set(i, j, solved.At(i, j)/diag.At(i, 0))
 			}
 		}
-	} else {
-		kuu := fb.Kuu(kb).Value()
-		r, _ := kuu.Dims()
-		sym := mat.NewSymDense(r, nil)
-		for i := 0; i < r; i++ {
-			for j := 0; j <= i; j++ {
-				sym.SetSym(i, j, (kuu.At(i, j)+kuu.At(j, i))/2)
-			}
-		}
-		var ch mat.Cholesky
-		if !ch.Factorize(sym) {
-			return nil, fmt.Errorf("kernel-approx: Kuu of %s is not positive definite", m.feat.Name())
-		}
-		if err := ch.SolveTo(&solved, kz); err != nil {
-			return nil, err
+		return kx, solved, nil
+	}
+	kuu := fb.Kuu(kb).Value()
+	r, _ := kuu.Dims()
+	sym := mat.NewSymDense(r, nil)
+	for i := 0; i < r; i++ {
+		for j := 0; j <= i; j++ {
+			sym.SetSym(i, j, (kuu.At(i, j)+kuu.At(j, i))/2)
 		}
 	}
-	var q mat.Dense
-	q.Mul(kx.T(), &solved)
-	return &q, nil
+	var ch mat.Cholesky
+	if !ch.Factorize(sym) {
+		return nil, nil, fmt.Errorf("kernel-approx: Kuu of %s is not positive definite", m.feat.Name())
+	}
+	if err := ch.SolveTo(solved, kz); err != nil {
+		return nil, nil, fmt.Errorf("kernel-approx: %w", err)
+	}
+	return kx, solved, nil
 }
 
 // Fit evaluates Q and k on the grid; there is nothing to train.
@@ -175,16 +183,26 @@ func (m *kernelApprox) Fit(ctx context.Context, train gp.Data, opt FitOptions, p
 }
 
 // Predict returns the approximate prior at x: mean 0, variance Q(x, x).
+// It needs no Fit. Kuu is factorised once for all of x, and only the
+// diagonal of Q is formed (O(NM) memory, not N×N).
 func (m *kernelApprox) Predict(x *mat.Dense) (Prediction, error) {
-	n, _ := x.Dims()
+	if x == nil {
+		return Prediction{}, fmt.Errorf("kernel-approx: Predict with no inputs")
+	}
+	n, d := x.Dims()
+	if d != 1 {
+		return Prediction{}, fmt.Errorf("kernel-approx: test inputs have %d columns; the kernel approximation is 1-D, give one", d)
+	}
+	if err := checkFinite("kernel-approx", x); err != nil {
+		return Prediction{}, err
+	}
+	kx, solved, err := m.solve(x, x)
+	if err != nil {
+		return Prediction{}, err
+	}
 	p := Prediction{Mean: make([]float64, n), VarF: make([]float64, n), VarY: make([]float64, n)}
 	for i := 0; i < n; i++ {
-		row := mat.NewDense(1, 1, []float64{x.At(i, 0)})
-		q, err := m.approx(row, row)
-		if err != nil {
-			return Prediction{}, err
-		}
-		p.VarF[i] = math.Max(q.At(0, 0), 0)
+		p.VarF[i] = math.Max(mat.Dot(kx.ColView(i), solved.ColView(i)), 0)
 		p.VarY[i] = p.VarF[i] + 1e-12
 	}
 	return p, nil

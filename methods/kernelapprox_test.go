@@ -70,3 +70,43 @@ func TestKernelApproxErrors(t *testing.T) {
 		}
 	}
 }
+
+// Predict's variance is the diagonal of the Q artifact at the grid points
+// (one Kuu factorisation for all inputs must not change it), and inputs of
+// the wrong width are an error.
+func TestKernelApproxPredict(t *testing.T) {
+	dummy := gp.Data{X: mat.NewDense(1, 1, []float64{0}), Y: []float64{0}}
+	for _, raw := range []map[string]any{
+		{"num_features": 11, "grid_n": 9},
+		{"feature": "vof-hermite", "kernel": "se", "num_features": 8, "grid_n": 9},
+	} {
+		model, err := Build("kernel-approx", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := model.Fit(context.Background(), dummy, FitOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		art, err := model.(ArtifactModel).Artifact("kernel_matrix", dummy, dummy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grid := mat.NewDense(9, 1, nil)
+		for i := range 9 {
+			grid.Set(i, 0, -3+0.75*float64(i))
+		}
+		pred, err := model.Predict(grid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range pred.VarF {
+			want := art.Data[i*9+i]
+			if math.Abs(v-want) > 1e-12*math.Max(1, want) || pred.Mean[i] != 0 || !(pred.VarY[i] > v) {
+				t.Errorf("%v: point %d: mean %g, VarF %g, VarY %g; want 0, Q(x,x) = %g, VarF+", raw, i, pred.Mean[i], v, pred.VarY[i], want)
+			}
+		}
+		if _, err := model.Predict(mat.NewDense(2, 2, nil)); err == nil {
+			t.Errorf("%v: 2-column inputs accepted", raw)
+		}
+	}
+}

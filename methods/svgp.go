@@ -115,12 +115,16 @@ type batcher struct {
 	perm []int
 	pos  int
 	rng  interface{ Perm(int) []int }
+	yAll *mat.Dense // full-batch targets as a column, built once
 }
 
 func (bt *batcher) next() (*mat.Dense, *mat.Dense) {
 	n := bt.data.N()
 	if bt.size >= n {
-		return bt.data.X, columnOf(bt.data.Y)
+		if bt.yAll == nil {
+			bt.yAll = columnOf(bt.data.Y)
+		}
+		return bt.data.X, bt.yAll
 	}
 	if bt.perm == nil || bt.pos+bt.size > n {
 		bt.perm, bt.pos = bt.rng.Perm(n), 0
@@ -181,6 +185,11 @@ func (m *svgpModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, prog
 	if terr != nil && rep.Trace == nil {
 		return res, trainErr("svgp", terr)
 	}
+	t := ad.NewTape()
+	b := m.set.Bind(t)
+	if m.post, err = inference.SVGPPosterior(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), m.q(b), m.opts()); err != nil {
+		return res, fmt.Errorf("svgp: posterior: %w", err)
+	}
 	// A minibatch objective is noisy: report the full-data ELBO.
 	if batch < n {
 		if res.Objective, err = m.fullELBO(train); err != nil {
@@ -188,37 +197,27 @@ func (m *svgpModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, prog
 		}
 		res.Extra["last_minibatch_objective"] = rep.Objective
 	}
-	t := ad.NewTape()
-	b := m.set.Bind(t)
-	if m.post, err = inference.SVGPPosterior(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), m.q(b), m.opts()); err != nil {
-		return res, fmt.Errorf("svgp: posterior: %w", err)
-	}
 	return res, trainErr("svgp", terr)
 }
 
-// fullELBO evaluates the ELBO on all of data in chunks (no gradients).
+// fullELBO evaluates the ELBO on all of data without gradients. The
+// marginals of q(f) are those of the posterior m.post (set first), so Kuu is
+// factorised once for all the data; Posterior.Predict works in chunks, and
+// memory stays O(N + M·PredictChunk).
 func (m *svgpModel) fullELBO(data gp.Data) (float64, error) {
-	const chunk = 4096
-	n, d := data.N(), data.D()
-	total := 0.0
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		t := ad.NewTape()
-		b := m.set.Bind(t)
-		x := mat.DenseCopyOf(data.X.Slice(lo, hi, 0, d))
-		mu, v, _, err := inference.SVGPMarginals(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(x), m.q(b), m.opts())
-		if err != nil {
-			return 0, err
-		}
-		total += ad.Sum(m.lik.VarExp(b, likelihoodPfx, mu, v, columnOf(data.Y[lo:hi]))).Scalar()
+	mean, varf, err := m.post.Predict(data.X, pointsBinder(m.set, m.kern, m.feat))
+	if err != nil {
+		return 0, err
 	}
+	n := data.N()
 	t := ad.NewTape()
 	b := m.set.Bind(t)
+	expect := ad.Sum(m.lik.VarExp(b, likelihoodPfx, t.Const(mat.NewDense(n, 1, mean)), t.Const(mat.NewDense(n, 1, varf)), columnOf(data.Y)))
 	kl, err := inference.KL(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), m.q(b), m.opts())
 	if err != nil {
 		return 0, err
 	}
-	return total - kl.Scalar(), nil
+	return expect.Scalar() - kl.Scalar(), nil
 }
 
 func (m *svgpModel) Predict(x *mat.Dense) (Prediction, error) {

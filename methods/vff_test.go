@@ -213,32 +213,40 @@ func TestIntervalMethodsBadInput(t *testing.T) {
 	}
 }
 
+// vffExactGap builds a VFF model from raw, evaluates it on train without
+// training, and returns the exact log marginal likelihood minus the
+// collapsed bound at those (initial) parameters.
+func vffExactGap(t *testing.T, train gp.Data, raw map[string]any) float64 {
+	t.Helper()
+	model, err := Build("vff", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model.(*intervalModel)
+	if _, err := model.Fit(context.Background(), train, FitOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tp := ad.NewTape()
+	b := m.set.Bind(tp)
+	bound, err := m.collapsed(tp, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, _, err := inference.ExactLML(m.kern.Bind(b, intervalKernelPrefix), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exact.Scalar() - bound.Scalar()
+}
+
 // With an interval padded by ≥ 10 lengthscales and many frequencies the VFF bound approaches the
 // exact log marginal likelihood from below (Qff → Kff inside the interval).
 func TestVFFBoundApproachesExactLML(t *testing.T) {
 	train := boxData(100, 1, 21)
 	var prevGap float64 = math.Inf(1)
 	for _, freqs := range []int64{20, 60, 200} {
-		model, err := Build("vff", map[string]any{"kernel": "matern32", "frequencies": freqs,
+		gap := vffExactGap(t, train, map[string]any{"kernel": "matern32", "frequencies": freqs,
 			"interval_lower": -3.0, "interval_upper": 4.0, "lengthscales": []any{0.3}, "noise_variance": 0.05})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := model.(*intervalModel)
-		if _, err := model.Fit(context.Background(), train, FitOptions{}, nil); err != nil {
-			t.Fatal(err)
-		}
-		tp := ad.NewTape()
-		b := m.set.Bind(tp)
-		bound, err := m.collapsed(tp, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exact, _, err := inference.ExactLML(m.kern.Bind(b, intervalKernelPrefix), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		gap := exact.Scalar() - bound.Scalar()
 		if gap < -1e-8 || gap > prevGap {
 			t.Errorf("%d frequencies: LML − bound = %g (previous %g)", freqs, gap, prevGap)
 		}
@@ -314,26 +322,8 @@ func TestIntervalStructuredKuuMatchesDense(t *testing.T) {
 func TestVFFBoxMarginFloor(t *testing.T) {
 	train := boxData(200, 1, 31)
 	gap := func(margin float64, freqs int64) float64 {
-		model, err := Build("vff", map[string]any{"kernel": "matern52", "frequencies": freqs, "interval_margin": margin,
+		return vffExactGap(t, train, map[string]any{"kernel": "matern52", "frequencies": freqs, "interval_margin": margin,
 			"lengthscales": []any{0.1}, "noise_variance": 0.05})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := model.(*intervalModel)
-		if _, err := model.Fit(context.Background(), train, FitOptions{}, nil); err != nil {
-			t.Fatal(err)
-		}
-		tp := ad.NewTape()
-		b := m.set.Bind(tp)
-		bound, err := m.collapsed(tp, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exact, _, err := inference.ExactLML(m.kern.Bind(b, intervalKernelPrefix), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return exact.Scalar() - bound.Scalar()
 	}
 	// The same top frequency ≈ 2π·F/width in both boxes.
 	tight, tighter, wide := gap(0.01, 150), gap(0.01, 300), gap(0.3, 235)

@@ -436,6 +436,9 @@ func (m *vofModel) Predict(x *mat.Dense) (Prediction, error) {
 	if _, d := x.Dims(); d != 1 {
 		return Prediction{}, m.errf("test inputs have %d columns, model was fitted on 1", d)
 	}
+	if err := checkFinite(m.name, x); err != nil {
+		return Prediction{}, err
+	}
 	mean, varF, err := m.post.Predict(x, func(t *ad.Tape) (kernels.Bound, features.Bound) {
 		b := m.set.Bind(t)
 		return m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, vofFeaturePrefix)

@@ -280,6 +280,9 @@ func (f *IntervalFeature) checkInside(x *mat.Dense) error {
 		iv := b.interval()
 		for i := 0; i < n; i++ {
 			v := x.At(i, j)
+			if math.IsNaN(v) {
+				return fmt.Errorf("features: %s: input [%d,%d] is NaN; remove or impute it", f.Name(), i, j)
+			}
 			if !(v >= iv.A && v <= iv.B) {
 				return fmt.Errorf("features: %s: input [%d,%d] = %v lies outside the interval [%v, %v] of dimension %d; "+
 					"widen the interval (method parameters interval_margin, or interval_lower/interval_upper) so that it covers all training and test inputs",

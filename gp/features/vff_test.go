@@ -468,7 +468,7 @@ func TestVFFBadInput(t *testing.T) {
 			f, _ := NewVFF(m32, []Interval{{0, 1}}, 5, Additive, false)
 			_, e := f.Phi(mat.NewDense(1, 1, []float64{math.NaN()}))
 			return e
-		}, "outside"},
+		}, "input [0,0] is NaN"},
 	}
 	for _, c := range cases {
 		err := c.err()
