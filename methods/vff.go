@@ -277,7 +277,41 @@ func (m *intervalModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, 
 	if err := m.condition(); err != nil {
 		return res, fmt.Errorf("%s: %w", m.method, err)
 	}
+	if m.p.String("objective") == "svgp" && opt.BatchSize > 0 && opt.BatchSize < train.N() {
+		// After minibatch training the last step's value is one noisy
+		// minibatch estimate: report the full-data ELBO, as svgp does.
+		full, err := m.fullELBO(train)
+		if err != nil {
+			return res, fmt.Errorf("%s: full-data ELBO: %w", m.method, err)
+		}
+		res.Extra["minibatch_objective"] = res.Objective
+		res.Objective = full
+	}
 	return res, trainErr
+}
+
+// fullELBOChunk bounds the rows of Φ formed at once by fullELBO (a
+// variable so that tests can exercise several chunks).
+var fullELBOChunk = 4096
+
+// fullELBO is the SVGP ELBO over the whole training set at the current
+// parameters, from chunks of rows: svgpELBO on a chunk of b rows is
+// (n/b)·(its data term) − KL, so the chunks weighted by b/n sum to the
+// full data term − KL, with O(M·chunk) memory.
+func (m *intervalModel) fullELBO(train gp.Data) (float64, error) {
+	n := train.N()
+	total := 0.0
+	for lo := 0; lo < n; lo += fullELBOChunk {
+		hi := min(lo+fullELBOChunk, n)
+		x := train.X.Slice(lo, hi, 0, train.D()).(*mat.Dense)
+		t := ad.NewTape()
+		out, err := m.svgpELBO(t, m.set.Bind(t), mat.DenseCopyOf(x), train.Y[lo:hi], nil, n, true)
+		if err != nil {
+			return 0, err
+		}
+		total += float64(hi-lo) / float64(n) * out.Scalar()
+	}
+	return total, nil
 }
 
 // collapsed is the Titsias bound from the precomputed statistics.

@@ -478,3 +478,45 @@ func symmetrised(a *mat.Dense) []float64 {
 	}
 	return out
 }
+
+// After minibatch SVGP training, the reported objective is the full-data
+// ELBO at the fitted parameters (formed over several row chunks here), not
+// the last minibatch's estimate.
+func TestIntervalSVGPMinibatchReportsFullELBO(t *testing.T) {
+	defer func(c int) { fullELBOChunk = c }(fullELBOChunk)
+	fullELBOChunk = 70
+	for _, c := range []struct {
+		method string
+		d      int
+		raw    map[string]any
+	}{
+		{"vff", 1, map[string]any{"frequencies": int64(8)}},
+		{"avff", 2, map[string]any{"frequencies": int64(4)}},
+	} {
+		raw := map[string]any{"objective": "svgp"}
+		for k, v := range c.raw {
+			raw[k] = v
+		}
+		model, err := Build(c.method, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := model.(*intervalModel)
+		train := boxData(300, c.d, 5)
+		res, err := model.Fit(context.Background(), train, FitOptions{Iterations: 20, BatchSize: 50, Optimizer: "adam", LearningRate: 0.05, Seed: 3}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.method, err)
+		}
+		tp := ad.NewTape()
+		want, err := m.svgpELBO(tp, m.set.Bind(tp), train.X, train.Y, nil, train.N(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := math.Abs(res.Objective-want.Scalar()) / math.Abs(want.Scalar()); e > 1e-9 {
+			t.Errorf("%s: reported objective %.10g, full-batch ELBO %.10g (rel %.2g)", c.method, res.Objective, want.Scalar(), e)
+		}
+		if mb, ok := res.Extra["minibatch_objective"]; !ok || mb == res.Objective {
+			t.Errorf("%s: minibatch objective %v (present %v) should be kept beside the full ELBO %v", c.method, mb, ok, res.Objective)
+		}
+	}
+}
