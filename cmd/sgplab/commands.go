@@ -312,18 +312,73 @@ per grid, profile and status.`, stdout, stderr)
 		}
 		counts[k][st]++
 	}
-	cols := []string{"experiment", "grid", "profile", "total", "done", "failed", "interrupted", "running", "pending"}
+	// Stale runs: stored under these grids but no longer expanded to by
+	// the files (left by an older version of a config; reports ignore
+	// them and `results prune` deletes them).
+	stale, err := staleRuns(path, files, specs)
+	if err != nil {
+		return err
+	}
+	cols := []string{"experiment", "grid", "profile", "total", "done", "failed", "interrupted", "running", "pending", "stale"}
 	var rows [][]any
+	anyStale := false
 	for _, k := range order {
 		c := counts[k]
 		total := 0
 		for _, n := range c {
 			total += n
 		}
-		rows = append(rows, []any{k.exp, k.grid, k.profile, int64(total), int64(c["done"]), int64(c["failed"]), int64(c["interrupted"]), int64(c["running"]), int64(c["pending"])})
+		st := stale[[3]string{k.exp, k.grid, k.profile}]
+		anyStale = anyStale || st > 0
+		rows = append(rows, []any{k.exp, k.grid, k.profile, int64(total), int64(c["done"]), int64(c["failed"]), int64(c["interrupted"]), int64(c["running"]), int64(c["pending"]), int64(st)})
 	}
 	fmt.Fprintf(stdout, "database %s\n", path)
-	return results.WriteRows(stdout, "table", cols, rows)
+	if err := results.WriteRows(stdout, "table", cols, rows); err != nil {
+		return err
+	}
+	if anyStale {
+		fmt.Fprintf(stdout, "stale runs are not part of the current config; reports ignore them, `sgplab results prune %s` deletes them\n", strings.Join(paths, " "))
+	}
+	return nil
+}
+
+// staleRuns counts, per (experiment, grid, profile), the runs stored under
+// the files' grids whose ids the files no longer expand to.
+func staleRuns(dbPath string, files []*runner.File, specs []*runner.RunSpec) (map[[3]string]int, error) {
+	out := map[[3]string]int{}
+	if _, err := os.Stat(dbPath); err != nil {
+		return out, nil
+	}
+	store, err := results.OpenReadOnly(dbPath)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	current := make(map[string]bool, len(specs))
+	for _, s := range specs {
+		current[s.ID] = true
+	}
+	for _, f := range files {
+		grids := make([]string, len(f.Grids))
+		for i, g := range f.Grids {
+			grids[i] = g.Name
+		}
+		refs, err := store.GridRuns(f.Name, grids)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range refs {
+			if current[r.ID] {
+				continue
+			}
+			p := r.Profile
+			if p == "" {
+				p = runner.FullProfile
+			}
+			out[[3]string{f.Name, strings.TrimPrefix(r.Grid, f.Name+"/"), p}]++
+		}
+	}
+	return out, nil
 }
 
 func cmdQuery(args []string, stdout, stderr io.Writer) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,12 @@ func TestReportAndPruneIgnoreStaleRuns(t *testing.T) {
 	run("results", "merge", oldDB, curDB, "-o", merged)
 	if s := count(merged); !strings.Contains(s, "n\n10") {
 		t.Fatalf("merged database: %s", s)
+	}
+
+	// status counts the stale runs beside the current ones.
+	st := run("status", "--db", merged, cur)
+	if !strings.Contains(st, "stale") || !regexp.MustCompile(`prune\s+g\s+full\s+4\s+4\s+0\s+0\s+0\s+0\s+6`).MatchString(st) {
+		t.Errorf("status does not show 4 done and 6 stale:\n%s", st)
 	}
 
 	out := filepath.Join(dir, "report")
