@@ -354,15 +354,7 @@ func TestIntervalSVGPStructuredAtOptimum(t *testing.T) {
 		{"vff", 2, map[string]any{"frequencies": int64(5), "mask": true}},
 		{"bspline", 2, map[string]any{"bases": int64(6)}},
 	} {
-		raw := map[string]any{"objective": "svgp"}
-		for k, v := range c.raw {
-			raw[k] = v
-		}
-		model, err := Build(c.method, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := model.(*intervalModel)
+		model, m := buildIntervalSVGP(t, c.method, c.raw)
 		train := boxData(120, c.d, 21)
 		if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil); err != nil {
 			t.Fatalf("%s %v: %v", c.method, c.raw, err)
@@ -493,15 +485,7 @@ func TestIntervalSVGPMinibatchReportsFullELBO(t *testing.T) {
 		{"vff", 1, map[string]any{"frequencies": int64(8)}},
 		{"avff", 2, map[string]any{"frequencies": int64(4)}},
 	} {
-		raw := map[string]any{"objective": "svgp"}
-		for k, v := range c.raw {
-			raw[k] = v
-		}
-		model, err := Build(c.method, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := model.(*intervalModel)
+		model, m := buildIntervalSVGP(t, c.method, c.raw)
 		train := boxData(300, c.d, 5)
 		res, err := model.Fit(context.Background(), train, FitOptions{Iterations: 20, BatchSize: 50, Optimizer: "adam", LearningRate: 0.05, Seed: 3}, nil)
 		if err != nil {
@@ -519,4 +503,19 @@ func TestIntervalSVGPMinibatchReportsFullELBO(t *testing.T) {
 			t.Errorf("%s: minibatch objective %v (present %v) should be kept beside the full ELBO %v", c.method, mb, ok, res.Objective)
 		}
 	}
+}
+
+// buildIntervalSVGP builds an interval-feature method with objective
+// "svgp" and the extra parameters raw.
+func buildIntervalSVGP(t *testing.T, method string, raw map[string]any) (Model, *intervalModel) {
+	t.Helper()
+	p := map[string]any{"objective": "svgp"}
+	for k, v := range raw {
+		p[k] = v
+	}
+	model, err := Build(method, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return model, model.(*intervalModel)
 }
