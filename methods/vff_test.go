@@ -114,14 +114,7 @@ func TestIntervalCollapsedGradient(t *testing.T) {
 			return out.Scalar()
 		}
 		m.set.SetVector(v0)
-		tp := ad.NewTape()
-		b := m.set.Bind(tp)
-		out, err := m.collapsed(tp, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tp.Backward(out)
-		got := b.Gradient()
+		_, got := valueAndGradient(t, m.set, m.collapsed)
 		want := fd.Gradient(nil, value, v0, &fd.Settings{Formula: fd.Central, Step: 1e-6})
 		for i := range want {
 			if math.Abs(got[i]-want[i]) > 1e-5*math.Max(1, math.Abs(want[i])) {
@@ -292,14 +285,7 @@ func TestIntervalStructuredKuuMatchesDense(t *testing.T) {
 			t.Fatal(err)
 		}
 		eval := func(f func(*ad.Tape, *param.Bound) (*ad.Node, error)) (float64, []float64) {
-			tp := ad.NewTape()
-			b := m.set.Bind(tp)
-			out, err := f(tp, b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tp.Backward(out)
-			return out.Scalar(), b.Gradient()
+			return valueAndGradient(t, m.set, f)
 		}
 		vs, gs := eval(m.collapsed)
 		vd, gd := eval(m.collapsedDense)
@@ -400,14 +386,7 @@ func TestIntervalSVGPStructuredAtOptimum(t *testing.T) {
 		}
 
 		eval := func(f func(*ad.Tape, *param.Bound) (*ad.Node, error)) (float64, []float64) {
-			tp := ad.NewTape()
-			b := m.set.Bind(tp)
-			out, err := f(tp, b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tp.Backward(out)
-			return out.Scalar(), b.Gradient()
+			return valueAndGradient(t, m.set, f)
 		}
 		ve, ge := eval(func(tp *ad.Tape, b *param.Bound) (*ad.Node, error) {
 			return m.svgpELBO(tp, b, train.X, train.Y, nil, train.N(), true)
@@ -518,4 +497,18 @@ func buildIntervalSVGP(t *testing.T, method string, raw map[string]any) (Model, 
 		t.Fatal(err)
 	}
 	return model, model.(*intervalModel)
+}
+
+// valueAndGradient evaluates an objective of the parameters in set and its
+// gradient with respect to set's vector.
+func valueAndGradient(t *testing.T, set *param.Set, f func(*ad.Tape, *param.Bound) (*ad.Node, error)) (float64, []float64) {
+	t.Helper()
+	tp := ad.NewTape()
+	b := set.Bind(tp)
+	out, err := f(tp, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.Backward(out)
+	return out.Scalar(), b.Gradient()
 }

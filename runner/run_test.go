@@ -225,23 +225,7 @@ func TestShardsMergedTwice(t *testing.T) {
 // locked and for how long it waited. Nothing is half-written, and once the
 // lock is released the same sweep runs from scratch without duplicates.
 func TestStoreLockedByAnotherWriter(t *testing.T) {
-	runs, _, err := expand(t, strings.Replace(mixed, `["fake-mean", "fake-panic", "fake-fail"]`, `["fake-mean"]`, 1), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "r.db")
-	st, err := results.OpenWith(path, results.Options{BusyTimeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	r := &Runner{Store: st, Prepare: fakePrepare, Out: &bytes.Buffer{}, Grace: time.Second}
-
-	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	runs, path, st, r, other := lockTestSetup(t, `["fake-mean"]`)
 	tx, err := other.Begin() // BEGIN IMMEDIATE: holds the write lock
 	if err != nil {
 		t.Fatal(err)
@@ -274,12 +258,12 @@ func TestStoreLockedByAnotherWriter(t *testing.T) {
 	}
 }
 
-// TestStoreLockedMidSweep takes the write lock after the first run has been
-// recorded: the sweep stops with the lock error (not ErrInterrupted), the
-// finished run is kept, the one in flight is not recorded as done, and no
-// later run starts.
-func TestStoreLockedMidSweep(t *testing.T) {
-	runs, _, err := expand(t, strings.Replace(mixed, `["fake-mean", "fake-panic", "fake-fail"]`, `["fake-mean", "fake-block"]`, 1), "")
+// lockTestSetup expands the mixed grid with the given methods into a
+// runner on a new database with a 200 ms busy timeout, plus a second
+// connection whose transactions take the write lock at BEGIN.
+func lockTestSetup(t *testing.T, methods string) ([]*RunSpec, string, *results.Store, *Runner, *sql.DB) {
+	t.Helper()
+	runs, _, err := expand(t, strings.Replace(mixed, `["fake-mean", "fake-panic", "fake-fail"]`, methods, 1), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,13 +272,21 @@ func TestStoreLockedMidSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	r := &Runner{Store: st, Prepare: fakePrepare, Out: &bytes.Buffer{}, Grace: time.Second}
+	t.Cleanup(func() { st.Close() })
 	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close()
+	t.Cleanup(func() { other.Close() })
+	return runs, path, st, &Runner{Store: st, Prepare: fakePrepare, Out: &bytes.Buffer{}, Grace: time.Second}, other
+}
+
+// TestStoreLockedMidSweep takes the write lock after the first run has been
+// recorded: the sweep stops with the lock error (not ErrInterrupted), the
+// finished run is kept, the one in flight is not recorded as done, and no
+// later run starts.
+func TestStoreLockedMidSweep(t *testing.T) {
+	runs, _, st, r, other := lockTestSetup(t, `["fake-mean", "fake-block"]`)
 	// Order is mean, block, mean, block: take the lock while the first block
 	// run is in flight, then cancel it; its interrupted record cannot be
 	// written, and a store error takes precedence over the interruption.

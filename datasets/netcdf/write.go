@@ -65,14 +65,22 @@ func Encode(dims []Dim, attrs []Attr, vars []VarSpec, offset64 bool) ([]byte, er
 			h.WriteString(s)
 			h.Write(make([]byte, pad4(len(s))-len(s)))
 		}
+		// list starts a dimension, attribute or variable list: ABSENT (two
+		// zero words) when it is empty, else the tag and the count.
+		list := func(tag uint32, n int) bool {
+			if n == 0 {
+				w(0)
+				w(0)
+				return false
+			}
+			w(tag)
+			w(uint32(n))
+			return true
+		}
 		writeAttrs := func(as []Attr) error {
-			if len(as) == 0 {
-				w(0)
-				w(0)
+			if !list(tagAttr, len(as)) {
 				return nil
 			}
-			w(tagAttr)
-			w(uint32(len(as)))
 			for _, a := range as {
 				name(a.Name)
 				w(uint32(a.Type))
@@ -101,12 +109,7 @@ func Encode(dims []Dim, attrs []Attr, vars []VarSpec, offset64 bool) ([]byte, er
 			h.WriteString("CDF\x01")
 		}
 		w(0) // numrecs
-		if len(dims) == 0 {
-			w(0)
-			w(0)
-		} else {
-			w(tagDim)
-			w(uint32(len(dims)))
+		if list(tagDim, len(dims)) {
 			for _, d := range dims {
 				name(d.Name)
 				w(uint32(d.Len))
@@ -115,12 +118,7 @@ func Encode(dims []Dim, attrs []Attr, vars []VarSpec, offset64 bool) ([]byte, er
 		if err := writeAttrs(attrs); err != nil {
 			return nil, err
 		}
-		if len(vars) == 0 {
-			w(0)
-			w(0)
-		} else {
-			w(tagVar)
-			w(uint32(len(vars)))
+		if list(tagVar, len(vars)) {
 			for k, v := range vars {
 				name(v.Name)
 				w(uint32(len(encs[k].ids)))
