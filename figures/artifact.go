@@ -347,6 +347,8 @@ func buildCurve(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 	return f, nil
 }
 
+// usableRuns keeps the finished runs of the reported profile that pass the
+// figure's filter, warning on f when none does.
 func usableRuns(f *figure, fs FigureSpec, runs []*run, rc *renderCtx) []*run {
 	var used []*run
 	for _, r := range runs {

@@ -128,16 +128,7 @@ func bandName(band string) string {
 // buildFigure groups the runs into panels and series and draws them.
 func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc *renderCtx) (*figure, error) {
 	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
-	var used []*run
-	for _, r := range runs {
-		if rc.usable(r) && fs.filter.matches(r) {
-			used = append(used, r)
-		}
-	}
-	if len(used) == 0 {
-		f.warnings = append(f.warnings, fmt.Sprintf("no finished %s-profile runs of grid %s in %s; run %s",
-			rc.profile, strings.Join(fs.GridSet, ", "), rc.db, rc.runCommand()))
-	}
+	used := usableRuns(f, fs, runs, rc)
 	panelOf := func(r *run) string {
 		if fs.Panels == "" {
 			return ""
