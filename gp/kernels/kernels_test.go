@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -490,5 +491,44 @@ func TestLargeParallelMatchesSmall(t *testing.T) {
 				t.Errorf("%s: row %d differs", name, i)
 			}
 		}
+	}
+}
+
+// TestSameBitsOnAnyCoreCount checks that every kernel's matrix and the
+// gradients of Σ W∘K(x, z) with respect to the hyperparameters, x and z
+// are bitwise the same under GOMAXPROCS 1, 2 and 3, at a size whose fill
+// is split into several row chunks.
+func TestSameBitsOnAnyCoreCount(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range kernelCases() {
+		t.Run(fmt.Sprintf("%s/%dd", c.name, c.dim), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(31, uint64(c.dim)))
+			x, z, w := randMat(rng, 5*chunkRows+17, c.dim, 1), randMat(rng, 70, c.dim, 1), randMat(rng, 5*chunkRows+17, 70, 1)
+			k := mustNew(t, c.name, c.dim, c.opts)
+			s := declared(t, k)
+			eval := func() []float64 {
+				tp := ad.NewTape()
+				bound := s.Bind(tp)
+				b := k.Bind(bound, "kern.")
+				xn, zn := tp.Var(mat.DenseCopyOf(x)), tp.Var(mat.DenseCopyOf(z))
+				kn := b.K(xn, zn)
+				tp.Backward(weighted(kn, w))
+				return append(flatten(kn.Value(), xn.Grad(), zn.Grad()), bound.Gradient()...)
+			}
+			runtime.GOMAXPROCS(1)
+			want := eval()
+			for _, p := range []int{2, 3} {
+				runtime.GOMAXPROCS(p)
+				got := eval()
+				if len(got) != len(want) {
+					t.Fatalf("GOMAXPROCS=%d: %d values, %d on one core", p, len(got), len(want))
+				}
+				for i := range got {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("GOMAXPROCS=%d: value %d is %v, %v on one core", p, i, got[i], want[i])
+					}
+				}
+			}
+		})
 	}
 }

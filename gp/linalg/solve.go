@@ -27,12 +27,11 @@ func lowerOf(op string, l *mat.Dense, b mat.Matrix) blas64.Triangular {
 // when OpenBLAS already threads the call).
 func byColumns(x *mat.Dense, f func(b blas64.General)) {
 	raw := x.RawMatrix()
-	workers, width := colBlocks(raw.Rows, raw.Cols, trsmThreads(), minBlockCols)
-	if workers == 1 {
+	if raw.Cols == 0 {
 		f(raw)
 		return
 	}
-	forBlocks(raw.Cols, workers, width, func(_, lo, hi int) {
+	forColBlocks(raw.Rows, raw.Cols, minBlockCols, trsmThreads(), func(lo, hi int) {
 		f(blas64.General{Rows: raw.Rows, Cols: hi - lo, Stride: raw.Stride, Data: raw.Data[lo:]})
 	})
 }
