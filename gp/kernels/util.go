@@ -109,6 +109,31 @@ func scaleCols(x *mat.Dense, s []float64) *mat.Dense {
 	return out
 }
 
+// centredScaled returns (x − c) with column d multiplied by s[d].
+func centredScaled(x *mat.Dense, c, s []float64) *mat.Dense {
+	r, nc := x.Dims()
+	out := mat.NewDense(r, nc, nil)
+	od := out.RawMatrix().Data
+	for i := 0; i < r; i++ {
+		xi := x.RawRowView(i)
+		o := od[i*nc : (i+1)*nc]
+		for j := range o {
+			o[j] = (xi[j] - c[j]) * s[j]
+		}
+	}
+	return out
+}
+
+// colMeans returns the mean of each column (zeros for no rows).
+func colMeans(x *mat.Dense) []float64 {
+	r, _ := x.Dims()
+	out := colSums(x)
+	for j := range out {
+		out[j] /= float64(max(r, 1))
+	}
+	return out
+}
+
 // rowSqNorms returns Σ_d x_nd² for each row.
 func rowSqNorms(x *mat.Dense) []float64 {
 	r, _ := x.Dims()

@@ -133,8 +133,7 @@ func GramVec(a *mat.Dense, v []float64) (*mat.Dense, []float64) {
 }
 
 func gramVec(a *mat.Dense, v []float64) (*mat.Dense, []float64) {
-	ar := a.RawMatrix()
-	r, c := ar.Rows, ar.Cols
+	r, _ := a.Dims()
 	var av []float64
 	if v != nil {
 		av = make([]float64, r)
@@ -143,52 +142,89 @@ func gramVec(a *mat.Dense, v []float64) (*mat.Dense, []float64) {
 		return &mat.Dense{}, av
 	}
 	out := mat.NewDense(r, r, nil)
-	if c == 0 {
-		return out, av
+	AddGramVec(out, av, a, v)
+	MirrorUpper(out)
+	return out, av
+}
+
+// AddGramVec adds A Aᵀ to the upper triangle of the r×r g (its strict
+// lower triangle is not touched) and, when v is not nil, A v to av, for an
+// r×c A and a length-c v: GramVec accumulated in place, for callers that
+// sum the products of many blocks of columns without allocating. The sum
+// is split into fixed groups of columns, each accumulated into its own
+// partial, added in group order: the same bits on any number of cores.
+func AddGramVec(g *mat.Dense, av []float64, a *mat.Dense, v []float64) {
+	ar := a.RawMatrix()
+	r, c := ar.Rows, ar.Cols
+	if gr, gc := g.Dims(); gr != r || gc != r {
+		panic(fmt.Sprintf("linalg.AddGramVec: G is %d×%d, A is %d×%d", gr, gc, r, c))
 	}
-	raw := out.RawMatrix()
-	sym := func(d []float64) blas64.Symmetric {
-		return blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: d}
+	if v != nil && (len(v) != c || len(av) != r) {
+		panic(fmt.Sprintf("linalg.AddGramVec: v (%d) and A v (%d) do not match A (%d×%d)", len(v), len(av), r, c))
 	}
-	// The summed dimension is split into groups, each accumulated into its
-	// own partial by sequential calls on blocks of at most gramChunk
-	// columns; the partials are then added in group order.
-	groups := splitCols(r, c, minSumCols)
-	groups = min(groups, max(1, maxPartialFloats/(r*r)))
-	partial := make([][]float64, groups)
+	if r == 0 || c == 0 {
+		return
+	}
+	gr := g.RawMatrix()
+	groups := min(splitCols(r, c, minSumCols), max(1, maxPartialFloats/(r*r)))
+	// Group 0 accumulates straight into g; the others into partials.
+	partial := make([]blas64.Symmetric, groups)
 	pvec := make([][]float64, groups)
-	partial[0], pvec[0] = raw.Data, av
-	for g := 1; g < groups; g++ {
-		partial[g] = make([]float64, r*r)
-		if v != nil {
-			pvec[g] = make([]float64, r)
-		}
+	partial[0] = blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: gr.Stride, Data: gr.Data}
+	pvec[0] = av
+	var bufs []*[]float64
+	for k := 1; k < groups; k++ {
+		b := getBuf(r*r + r)
+		bufs = append(bufs, b)
+		partial[k] = blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: (*b)[:r*r]}
+		pvec[k] = (*b)[r*r:]
 	}
-	forBlocks(groups, syrkThreads(), func(g int) {
-		glo, ghi := blockBounds(g, groups, c)
+	forBlocks(groups, syrkThreads(), func(k int) {
+		glo, ghi := blockBounds(k, groups, c)
 		for lo := glo; lo < ghi; lo += gramChunk {
 			hi := min(lo+gramChunk, ghi)
 			blk := colView(ar, lo, hi)
-			blas64.Syrk(blas.NoTrans, 1, blk, 1, sym(partial[g]))
+			blas64.Syrk(blas.NoTrans, 1, blk, 1, partial[k])
 			if v != nil {
-				blas64.Gemv(blas.NoTrans, 1, blk, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, 1, blas64.Vector{N: r, Inc: 1, Data: pvec[g]})
+				blas64.Gemv(blas.NoTrans, 1, blk, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, 1, blas64.Vector{N: r, Inc: 1, Data: pvec[k]})
 			}
 		}
 	})
-	for g, p := range partial[1:] {
+	for k := 1; k < groups; k++ {
+		p := partial[k].Data
 		for i := 0; i < r; i++ {
-			row, src := raw.Data[i*r+i:(i+1)*r], p[i*r+i:(i+1)*r]
+			row, src := gr.Data[i*gr.Stride+i:i*gr.Stride+r], p[i*r+i:(i+1)*r]
 			for j, x := range src {
 				row[j] += x
 			}
 		}
-		for i, x := range pvec[g+1] {
-			av[i] += x
+		if v != nil {
+			for i, x := range pvec[k] {
+				av[i] += x
+			}
 		}
 	}
-	mirrorUpper(raw)
-	return out, av
+	for _, b := range bufs {
+		putBuf(b)
+	}
 }
+
+// bufPool recycles the partial sums of AddGramVec, so that a bound summed
+// over many chunks, step after step, does not grow the heap.
+var bufPool sync.Pool
+
+// getBuf returns a zeroed buffer of n floats.
+func getBuf(n int) *[]float64 {
+	if b, ok := bufPool.Get().(*[]float64); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		clear(*b)
+		return b
+	}
+	b := make([]float64, n)
+	return &b
+}
+
+func putBuf(b *[]float64) { bufPool.Put(b) }
 
 // GramAdjoint returns (Ḡ + Ḡᵀ) A + u vᵀ for an r×r Ḡ, an r×c A, and
 // optional u (length r) and v (length c): the gradient with respect to A of
@@ -224,9 +260,10 @@ func GramAdjoint(gbar, a *mat.Dense, u, v []float64) *mat.Dense {
 	return out
 }
 
-// mirrorUpper copies the upper triangle of the square raw into its lower
+// MirrorUpper copies the upper triangle of the square a into its lower
 // triangle.
-func mirrorUpper(raw blas64.General) {
+func MirrorUpper(a *mat.Dense) {
+	raw := a.RawMatrix()
 	for i := 0; i < raw.Rows; i++ {
 		for j := 0; j < i; j++ {
 			raw.Data[i*raw.Stride+j] = raw.Data[j*raw.Stride+i]

@@ -66,3 +66,9 @@ func MulLowerT(l *mat.Dense, b mat.Matrix) *mat.Dense {
 	byColumns(x, func(blk blas64.General) { blas64.Trmm(blas.Left, blas.Trans, 1, tri, blk) })
 	return x
 }
+
+// SolveLowerInPlace overwrites B with L⁻¹B for lower-triangular L (only its
+// lower triangle is read), column blocks of B on every core.
+func SolveLowerInPlace(l, b *mat.Dense) {
+	trsm(blas.NoTrans, lowerOf("SolveLowerInPlace", l, b), b)
+}
