@@ -43,11 +43,10 @@ func gramVec(a *ad.Node, v []float64, l *ad.Node) (g, av *ad.Node) {
 // the rounding of G by about cond(Kuu), whitening Kuf first only by about
 // √cond(Kuu) (on a 1-D SE problem with cond(Kuu) ≈ 7e10 the bound moves
 // from 5e-5 to below 1e-7 absolute). It costs one triangular solve per
-// block (N·M² more flops forward); the backward pass costs the same as
-// G-first, one product per block, because with S = C̄ + C̄ᵀ and
-// W = L⁻ᵀ S L⁻¹ (M×M, once)
+// block forward (N·M² more flops) and two per block backward (A again,
+// and L⁻ᵀ of its adjoint); with S = C̄ + C̄ᵀ,
 //
-//	K̄uf = L⁻ᵀ (S A + ū yᵀ) = W Kuf + (L⁻ᵀ ū) yᵀ,
+//	K̄uf = L⁻ᵀ (S A + ū yᵀ),
 //	L̄   = −tril(L⁻ᵀ Ā Aᵀ) = −tril(L⁻ᵀ (S·AAᵀ + ū (Ay)ᵀ)),
 //
 // where C̄ and ū are the gradients with respect to A Aᵀ and A y: L̄ needs
@@ -94,42 +93,49 @@ func (w *whitenedGram) finish() *mat.Dense {
 // gramAdjoint maps the gradient of the bound with respect to [G | v] to
 // the gradients with respect to the blocks of Kuf and to L.
 type gramAdjoint struct {
-	gh   *mat.Dense // K̄uf = (gh + ghᵀ) Kuf + u yᵀ
-	u    []float64
+	l    *mat.Dense // nil for G-first
+	cbar *mat.Dense // C̄, the gradient with respect to G
+	u    []float64  // ū, the gradient with respect to v
 	lbar *mat.Dense // nil for G-first
 }
 
 func (w *whitenedGram) adjoint(gbar *mat.Dense) gramAdjoint {
 	m := w.m
-	cbar := mat.DenseCopyOf(gbar.Slice(0, m, 0, m))
-	u := mat.Col(nil, m, gbar)
+	adj := gramAdjoint{l: w.l, cbar: mat.DenseCopyOf(gbar.Slice(0, m, 0, m)), u: mat.Col(nil, m, gbar)}
 	if w.l == nil {
-		return gramAdjoint{gh: cbar, u: u}
+		return adj
 	}
-	// L̄ = −tril(L⁻ᵀ (S G + u vᵀ)).
+	// L̄ = −tril(L⁻ᵀ (S G + ū vᵀ)).
 	s := mat.NewDense(m, m, nil)
-	s.Add(cbar, cbar.T())
+	s.Add(adj.cbar, adj.cbar.T())
 	p := mat.NewDense(m, m, nil)
 	p.Mul(s, w.g)
-	p.RankOne(p, 1, mat.NewVecDense(m, u), mat.NewVecDense(m, w.v))
-	lbar := linalg.SolveLowerT(w.l, p)
+	p.RankOne(p, 1, mat.NewVecDense(m, adj.u), mat.NewVecDense(m, w.v))
+	adj.lbar = linalg.SolveLowerT(w.l, p)
 	for i := 0; i < m; i++ {
-		row := lbar.RawRowView(i)
+		row := adj.lbar.RawRowView(i)
 		for j := range row[:i+1] {
 			row[j] = -row[j]
 		}
 		clear(row[i+1:])
 	}
-	// gh = L⁻ᵀ C̄ L⁻¹, so gh + ghᵀ = W; ū → L⁻ᵀ ū.
-	x := linalg.SolveLowerT(w.l, cbar)
-	gh := linalg.SolveLowerT(w.l, x.T())
-	lu := linalg.SolveLowerT(w.l, mat.NewDense(m, 1, u))
-	return gramAdjoint{gh: mat.DenseCopyOf(gh.T()), u: lu.RawMatrix().Data, lbar: lbar}
+	return adj
 }
 
-// kuf returns the gradient with respect to one block kv of Kuf.
+// kuf returns the gradient with respect to one block kv of Kuf: for
+// G-first (C̄ + C̄ᵀ) Kuf + ū yᵀ, for A-first L⁻ᵀ((C̄ + C̄ᵀ) A + ū yᵀ) with A =
+// L⁻¹Kuf formed again. (Folding the two solves into one M×M matrix,
+// L⁻ᵀ(C̄ + C̄ᵀ)L⁻¹ Kuf, saves them but brings back the cond(Kuu)
+// amplification: 40× larger gradient errors on the 1-D SE case.)
 func (a gramAdjoint) kuf(kv *mat.Dense, y []float64) *mat.Dense {
-	return linalg.GramAdjoint(a.gh, kv, a.u, y)
+	if a.l == nil {
+		return linalg.GramAdjoint(a.cbar, kv, a.u, y)
+	}
+	av := mat.DenseCopyOf(kv)
+	linalg.SolveLowerInPlace(a.l, av)
+	g := linalg.GramAdjoint(a.cbar, av, a.u, y)
+	linalg.SolveLowerTInPlace(a.l, g)
+	return g
 }
 
 // congruence records C = L⁻¹ G L⁻ᵀ for a lower-triangular L and a symmetric

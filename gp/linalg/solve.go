@@ -72,3 +72,8 @@ func MulLowerT(l *mat.Dense, b mat.Matrix) *mat.Dense {
 func SolveLowerInPlace(l, b *mat.Dense) {
 	trsm(blas.NoTrans, lowerOf("SolveLowerInPlace", l, b), b)
 }
+
+// SolveLowerTInPlace overwrites B with L⁻ᵀB for lower-triangular L.
+func SolveLowerTInPlace(l, b *mat.Dense) {
+	trsm(blas.Trans, lowerOf("SolveLowerTInPlace", l, b), b)
+}
