@@ -17,8 +17,8 @@ import (
 // N×M gradients that the tape then adds.
 func gramVec(a *ad.Node, v []float64, l *ad.Node) (g, av *ad.Node) {
 	aval := a.Value()
-	m, n := aval.Dims()
-	wg := newWhitenedGram(l, m, n)
+	m, _ := aval.Dims()
+	wg := newWhitenedGram(l, m)
 	wg.add(aval, v)
 	inputs := []*ad.Node{a}
 	if l != nil {
@@ -43,10 +43,10 @@ func gramVec(a *ad.Node, v []float64, l *ad.Node) (g, av *ad.Node) {
 // the rounding of G by about cond(Kuu), whitening Kuf first only by about
 // √cond(Kuu) (on a 1-D SE problem with cond(Kuu) ≈ 7e10 the bound moves
 // from 5e-5 to below 1e-7 absolute). It costs one triangular solve per
-// block forward (N·M² more flops) and two per block backward (A again,
-// and L⁻ᵀ of its adjoint); with S = C̄ + C̄ᵀ,
+// block forward and one backward (A again): 5·N·M² flops against 3·N·M²
+// for G-first. With S = C̄ + C̄ᵀ,
 //
-//	K̄uf = L⁻ᵀ (S A + ū yᵀ),
+//	K̄uf = L⁻ᵀ (S A + ū yᵀ) = (L⁻ᵀS) A + (L⁻ᵀū) yᵀ,
 //	L̄   = −tril(L⁻ᵀ Ā Aᵀ) = −tril(L⁻ᵀ (S·AAᵀ + ū (Ay)ᵀ)),
 //
 // where C̄ and ū are the gradients with respect to A Aᵀ and A y: L̄ needs
@@ -57,36 +57,26 @@ type whitenedGram struct {
 	both *mat.Dense // [G | v], M×(M+1)
 	g    *mat.Dense // view of both's first M columns
 	v    []float64
-	buf  []float64 // A of one block
 }
 
-func newWhitenedGram(l *ad.Node, m, maxCols int) *whitenedGram {
+func newWhitenedGram(l *ad.Node, m int) *whitenedGram {
 	w := &whitenedGram{m: m, both: mat.NewDense(m, m+1, nil), v: make([]float64, m)}
 	w.g = w.both.Slice(0, m, 0, m).(*mat.Dense)
 	if l != nil {
 		w.l = l.Value()
-		w.buf = make([]float64, m*maxCols)
 	}
 	return w
 }
 
 // add accumulates the block kv (M×n) of Kuf with its targets y (length n).
 func (w *whitenedGram) add(kv *mat.Dense, y []float64) {
-	a := kv
-	if w.l != nil {
-		_, n := kv.Dims()
-		a = mat.NewDense(w.m, n, w.buf[:w.m*n])
-		a.Copy(kv)
-		linalg.SolveLowerInPlace(w.l, a)
-	}
-	linalg.AddGramVec(w.g, w.v, a, y)
+	linalg.AddWhitenedGramVec(w.g, w.v, w.l, kv, y)
 }
 
 // finish returns [G | v] with G made exactly symmetric.
 func (w *whitenedGram) finish() *mat.Dense {
 	linalg.MirrorUpper(w.g)
 	w.both.SetCol(w.m, w.v)
-	w.buf = nil
 	return w.both
 }
 
@@ -94,8 +84,8 @@ func (w *whitenedGram) finish() *mat.Dense {
 // the gradients with respect to the blocks of Kuf and to L.
 type gramAdjoint struct {
 	l    *mat.Dense // nil for G-first
-	cbar *mat.Dense // C̄, the gradient with respect to G
-	u    []float64  // ū, the gradient with respect to v
+	cbar *mat.Dense // G-first: C̄, the gradient with respect to G; A-first: T = L⁻ᵀ(C̄ + C̄ᵀ)
+	u    []float64  // G-first: ū, the gradient with respect to v; A-first: L⁻ᵀū
 	lbar *mat.Dense // nil for G-first
 }
 
@@ -119,23 +109,22 @@ func (w *whitenedGram) adjoint(gbar *mat.Dense) gramAdjoint {
 		}
 		clear(row[i+1:])
 	}
+	adj.cbar = linalg.SolveLowerT(w.l, s)
+	adj.u = linalg.SolveLowerT(w.l, mat.NewDense(m, 1, adj.u)).RawMatrix().Data
 	return adj
 }
 
 // kuf returns the gradient with respect to one block kv of Kuf: for
-// G-first (C̄ + C̄ᵀ) Kuf + ū yᵀ, for A-first L⁻ᵀ((C̄ + C̄ᵀ) A + ū yᵀ) with A =
-// L⁻¹Kuf formed again. (Folding the two solves into one M×M matrix,
-// L⁻ᵀ(C̄ + C̄ᵀ)L⁻¹ Kuf, saves them but brings back the cond(Kuu)
-// amplification: 40× larger gradient errors on the 1-D SE case.)
+// G-first (C̄ + C̄ᵀ) Kuf + ū yᵀ, for A-first T A + (L⁻ᵀū) yᵀ with
+// T = L⁻ᵀ(C̄ + C̄ᵀ) formed once and A = L⁻¹Kuf formed again block by block.
+// (Folding the solve of A into T, as L⁻ᵀ(C̄ + C̄ᵀ)L⁻¹ Kuf, would save it
+// but brings back the cond(Kuu) amplification: 40× larger gradient errors
+// on the 1-D SE case of TestSGPRHighPrecision.)
 func (a gramAdjoint) kuf(kv *mat.Dense, y []float64) *mat.Dense {
 	if a.l == nil {
 		return linalg.GramAdjoint(a.cbar, kv, a.u, y)
 	}
-	av := mat.DenseCopyOf(kv)
-	linalg.SolveLowerInPlace(a.l, av)
-	g := linalg.GramAdjoint(a.cbar, av, a.u, y)
-	linalg.SolveLowerTInPlace(a.l, g)
-	return g
+	return linalg.WhitenedAdjoint(a.cbar, a.l, kv, a.u, y)
 }
 
 // congruence records C = L⁻¹ G L⁻ᵀ for a lower-triangular L and a symmetric

@@ -57,7 +57,7 @@ func gramVecChunked(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, 
 		}
 		return t.Const(x.Value().Slice(r0, r1, 0, d).(*mat.Dense))
 	}
-	wg := newWhitenedGram(l, m, min(chunk, n))
+	wg := newWhitenedGram(l, m)
 	var ext []*ad.Node
 	seen := map[*ad.Node]bool{}
 	for r0 := 0; r0 < n; r0 += chunk {

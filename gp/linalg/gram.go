@@ -154,6 +154,21 @@ func gramVec(a *mat.Dense, v []float64) (*mat.Dense, []float64) {
 // is split into fixed groups of columns, each accumulated into its own
 // partial, added in group order: the same bits on any number of cores.
 func AddGramVec(g *mat.Dense, av []float64, a *mat.Dense, v []float64) {
+	AddWhitenedGramVec(g, av, nil, a, v)
+}
+
+// whitenCols is the width of the blocks that AddWhitenedGramVec and
+// WhitenedAdjoint whiten at a time: small enough for the block to stay in
+// cache between its triangular solve and its product, wide enough for both
+// to run at full rate.
+const whitenCols = 512
+
+// AddWhitenedGramVec is AddGramVec for L⁻¹A instead of A when l (r×r,
+// lower triangular, only its lower triangle read) is not nil: it adds
+// (L⁻¹A)(L⁻¹A)ᵀ to the upper triangle of g and (L⁻¹A) v to av, whitening
+// A block by block (at most whitenCols columns at a time, in a scratch
+// block), so that L⁻¹A is never held whole.
+func AddWhitenedGramVec(g *mat.Dense, av []float64, l, a *mat.Dense, v []float64) {
 	ar := a.RawMatrix()
 	r, c := ar.Rows, ar.Cols
 	if gr, gc := g.Dims(); gr != r || gc != r {
@@ -179,11 +194,25 @@ func AddGramVec(g *mat.Dense, av []float64, a *mat.Dense, v []float64) {
 		partial[k] = blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: (*b)[:r*r]}
 		pvec[k] = (*b)[r*r:]
 	}
+	step := gramChunk
+	var tri blas64.Triangular
+	if l != nil {
+		tri = lowerOf("AddWhitenedGramVec", l, a)
+		step = whitenCols
+	}
 	forBlocks(groups, syrkThreads(), func(k int) {
 		glo, ghi := blockBounds(k, groups, c)
-		for lo := glo; lo < ghi; lo += gramChunk {
-			hi := min(lo+gramChunk, ghi)
+		var scratch *[]float64
+		if l != nil {
+			scratch = getBuf(r * min(step, ghi-glo))
+			defer putBuf(scratch)
+		}
+		for lo := glo; lo < ghi; lo += step {
+			hi := min(lo+step, ghi)
 			blk := colView(ar, lo, hi)
+			if l != nil {
+				blk = whitenBlock(tri, blk, *scratch)
+			}
 			blas64.Syrk(blas.NoTrans, 1, blk, 1, partial[k])
 			if v != nil {
 				blas64.Gemv(blas.NoTrans, 1, blk, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, 1, blas64.Vector{N: r, Inc: 1, Data: pvec[k]})
@@ -209,7 +238,56 @@ func AddGramVec(g *mat.Dense, av []float64, a *mat.Dense, v []float64) {
 	}
 }
 
-// bufPool recycles the partial sums of AddGramVec, so that a bound summed
+// whitenBlock copies blk into scratch and returns L⁻¹blk there.
+func whitenBlock(tri blas64.Triangular, blk blas64.General, scratch []float64) blas64.General {
+	out := blas64.General{Rows: blk.Rows, Cols: blk.Cols, Stride: blk.Cols, Data: scratch[:blk.Rows*blk.Cols]}
+	for i := 0; i < blk.Rows; i++ {
+		copy(out.Data[i*out.Stride:(i+1)*out.Stride], blk.Data[i*blk.Stride:i*blk.Stride+blk.Cols])
+	}
+	blas64.Trsm(blas.Left, blas.NoTrans, 1, tri, out)
+	return out
+}
+
+// WhitenedAdjoint returns T (L⁻¹A) + u vᵀ for r×r T and lower-triangular
+// L, an r×c A and optional u (length r) and v (length c): the gradient
+// with respect to A of a function of A-first sums, given T = L⁻ᵀ(Ḡ + Ḡᵀ)
+// and u = L⁻ᵀ times the gradient with respect to (L⁻¹A)v. Each column block
+// is whitened in scratch and multiplied while in cache; blocks are shared
+// out over the cores.
+func WhitenedAdjoint(t, l, a *mat.Dense, u, v []float64) *mat.Dense {
+	ar := a.RawMatrix()
+	r, c := ar.Rows, ar.Cols
+	if tr, tc := t.Dims(); tr != r || tc != r {
+		panic(fmt.Sprintf("linalg.WhitenedAdjoint: T is %d×%d, A is %d×%d", tr, tc, r, c))
+	}
+	if (u == nil) != (v == nil) || (u != nil && (len(u) != r || len(v) != c)) {
+		panic(fmt.Sprintf("linalg.WhitenedAdjoint: u (%d) and v (%d) do not match A (%d×%d)", len(u), len(v), r, c))
+	}
+	if r == 0 || c == 0 {
+		return &mat.Dense{}
+	}
+	tri := lowerOf("WhitenedAdjoint", l, a)
+	trw := t.RawMatrix()
+	out := mat.NewDense(r, c, nil)
+	or := out.RawMatrix()
+	forColBlocks(r, c, minBlockCols, gemmThreads(), func(glo, ghi int) {
+		scratch := getBuf(r * min(whitenCols, ghi-glo))
+		defer putBuf(scratch)
+		for lo := glo; lo < ghi; lo += whitenCols {
+			hi := min(lo+whitenCols, ghi)
+			w := whitenBlock(tri, colView(ar, lo, hi), *scratch)
+			blk := colView(or, lo, hi)
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, trw, w, 0, blk)
+			if u != nil {
+				blas64.Ger(1, blas64.Vector{N: r, Inc: 1, Data: u}, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, blk)
+			}
+		}
+	})
+	return out
+}
+
+// bufPool recycles the partial sums and scratch blocks of AddGramVec and
+// WhitenedAdjoint, so that a bound summed
 // over many chunks, step after step, does not grow the heap.
 var bufPool sync.Pool
 

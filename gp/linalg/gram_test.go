@@ -68,6 +68,62 @@ func testGramVecAdjoint(t *testing.T) {
 	}
 }
 
+// TestWhitened checks AddWhitenedGramVec and WhitenedAdjoint against
+// explicit products with L⁻¹A, on the single-call path and on split paths
+// with several groups and whitening blocks.
+func TestWhitened(t *testing.T) {
+	forProcs(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(19, 19))
+		for _, sh := range [][2]int{{3, 7}, {40, 2*gramChunk + 17}, {150, 900}} {
+			r, c := sh[0], sh[1]
+			a := randDense(rng, r, c)
+			v := randDense(rng, c, 1).RawMatrix().Data
+			u := randDense(rng, r, 1).RawMatrix().Data
+			tm := randDense(rng, r, r)
+			l := randDense(rng, r, r)
+			for i := 0; i < r; i++ {
+				for j := i + 1; j < r; j++ {
+					l.Set(i, j, 0)
+				}
+				l.Set(i, i, float64(r)+math.Abs(l.At(i, i)))
+			}
+			w := SolveLower(l, a)
+			// Start from a non-zero G and A v to check that they accumulate.
+			g0 := randDense(rng, r, r)
+			g := mat.DenseCopyOf(g0)
+			av := make([]float64, r)
+			av[0] = 1
+			AddWhitenedGramVec(g, av, l, a, v)
+			want := mat.NewDense(r, r, nil)
+			want.Mul(w, w.T())
+			want.Add(want, g0)
+			for i := 0; i < r; i++ {
+				for j := 0; j < r; j++ {
+					wij := want.At(i, j)
+					if j < i {
+						wij = g0.At(i, j) // lower triangle untouched
+					}
+					if math.Abs(g.At(i, j)-wij) > 1e-10*(1+math.Abs(wij)) {
+						t.Fatalf("%dx%d: G[%d,%d] = %v, want %v", r, c, i, j, g.At(i, j), wij)
+					}
+				}
+			}
+			wantV := mat.NewVecDense(r, nil)
+			wantV.MulVec(w, mat.NewVecDense(c, v))
+			wantV.SetVec(0, wantV.AtVec(0)+1)
+			if !mat.EqualApprox(mat.NewVecDense(r, av), wantV, 1e-10) {
+				t.Errorf("%dx%d: (L⁻¹A) v differs", r, c)
+			}
+			wantA := mat.NewDense(r, c, nil)
+			wantA.Mul(tm, w)
+			wantA.RankOne(wantA, 1, mat.NewVecDense(r, u), mat.NewVecDense(c, v))
+			if !mat.EqualApprox(WhitenedAdjoint(tm, l, a, u, v), wantA, 1e-10) {
+				t.Errorf("%dx%d: WhitenedAdjoint differs from T L⁻¹A + u vᵀ", r, c)
+			}
+		}
+	})
+}
+
 // TestGramAdjointBadInput checks that mismatched shapes are reported with
 // the shapes, not as an index panic deep in BLAS.
 func TestGramAdjointBadInput(t *testing.T) {
@@ -221,8 +277,11 @@ func TestSameBitsOnAnyCoreCount(t *testing.T) {
 		g, av := GramVec(a, v)
 		cg, h := Congruence(l, g)
 		gb, lb := CongruenceAdjoint(l, h, gbar)
+		wg, wv := mat.NewDense(r, r, nil), make([]float64, r)
+		AddWhitenedGramVec(wg, wv, l, a, v)
 		return []*mat.Dense{
 			g, mat.NewDense(r, 1, av), Gram(a), GramAdjoint(gbar, a, u, v),
+			wg, mat.NewDense(r, 1, wv), WhitenedAdjoint(gbar, l, a, u, v),
 			cg, h, gb, lb, SolveLower(l, a), SolveLowerT(l, a), MulLowerT(l, a), CholSolve(l, a),
 		}
 	}
