@@ -173,6 +173,8 @@ var opCases = []opCase{
 		[][]gen{two(lf(1), sc()), two(lf(4), n(4, 3)), two(lf(5), col(5))}},
 	{"CholSolve", func(x []*Node) *Node { return CholSolve(x[0], x[1]) },
 		[][]gen{two(lf(1), sc()), two(lf(4), n(4, 3)), two(lf(5), col(5))}},
+	{"MulLowerT", func(x []*Node) *Node { return MulLowerT(x[0], x[1]) },
+		[][]gen{two(lf(1), sc()), two(lf(4), n(4, 3)), two(n(5, 5), col(5))}},
 	{"LogDetChol", func(x []*Node) *Node { return LogDetChol(x[0]) }, [][]gen{lg(lf(1)), lg(lf(5))}},
 }
 
@@ -331,6 +333,7 @@ func TestLargeDirectionalDerivatives(t *testing.T) {
 		{"Cholesky", func(x []*Node) *Node { return mustChol(x[0]) }, lg(pd(size))},
 		{"CholSolve", func(x []*Node) *Node { return CholSolve(x[0], x[1]) }, two(lf(size), n(size, 150))},
 		{"SolveLowerT", func(x []*Node) *Node { return SolveLowerT(x[0], x[1]) }, two(lf(size), n(size, 150))},
+		{"MulLowerT", func(x []*Node) *Node { return MulLowerT(x[0], x[1]) }, two(lf(size), n(size, 150))},
 		{"SqDist", func(x []*Node) *Node { return SqDist(x[0], x[1]) }, two(n(300, 4), n(250, 4))},
 		{"Exp·MatMulTB", func(x []*Node) *Node { return Exp(Scale(0.1, MatMulTB(x[0], x[1]))) }, two(n(300, 5), n(260, 5))},
 	}

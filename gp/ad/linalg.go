@@ -178,6 +178,24 @@ func SolveLowerT(l, b *Node) *Node {
 	}, l, b)
 }
 
+// MulLowerT returns LᵀB for lower-triangular L (only its lower triangle is
+// read) with triangular multiplies, half the flops of MatMulTA(L, B) both
+// ways: B̄ = L X̄ (another triangular multiply), L̄ = tril(B X̄ᵀ).
+func MulLowerT(l, b *Node) *Node {
+	solveShapes("MulLowerT", l, b)
+	return Custom(linalg.MulLowerT(l.val, b.val), func(g *mat.Dense) []*mat.Dense {
+		var gl, gb *mat.Dense
+		if b.needsGrad {
+			gb = linalg.MulLower(l.val, g)
+		}
+		if l.needsGrad {
+			gl = gemm(b.val, g.T())
+			tril(gl)
+		}
+		return []*mat.Dense{gl, gb}
+	}, l, b)
+}
+
 // CholSolve returns (L Lᵀ)⁻¹B for a Cholesky factor L.
 func CholSolve(l, b *Node) *Node {
 	solveShapes("CholSolve", l, b)

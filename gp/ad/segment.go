@@ -43,7 +43,7 @@ func (t *Tape) Truncate(n int) []*Node {
 		}
 	}
 	for _, nd := range seg {
-		nd.tape, nd.grad = nil, nil
+		nd.tape, nd.grad, nd.gradShared = nil, nil, false
 	}
 	clear(seg)
 	t.nodes = t.nodes[:n]
@@ -76,7 +76,7 @@ func (t *Tape) BackwardSegment(n int, out *Node, seed *mat.Dense) {
 		panic(fmt.Sprintf("ad: BackwardSegment: seed %d×%d for a %d×%d output", sr, sc, r, c))
 	}
 	for _, nd := range t.nodes[n:] {
-		nd.grad = nil
+		nd.grad, nd.gradShared = nil, false
 	}
 	out.grad = seed
 	for i := start; i >= n; i-- {

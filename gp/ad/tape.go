@@ -23,6 +23,11 @@ type Node struct {
 	inputs    []*Node
 	backward  func(g *mat.Dense) []*mat.Dense
 	needsGrad bool
+	// gradShared marks a grad that is a backward function's result taken
+	// over without copying: it may also be another node's grad (a backward
+	// function may return its incoming gradient, or one matrix for several
+	// inputs), so it is copied before it is first added to.
+	gradShared bool
 }
 
 // Const records m as a constant leaf. m is not copied: the caller must not
@@ -66,7 +71,8 @@ func (n *Node) Tape() *Tape { return n.tape }
 func (n *Node) NeedsGrad() bool { return n.needsGrad }
 
 // Grad returns d out / d n after Tape.Backward(out). It is a zero matrix of
-// the node's shape when out does not depend on n.
+// the node's shape when out does not depend on n. It must not be modified
+// (it may be shared with other nodes' gradients).
 func (n *Node) Grad() *mat.Dense {
 	if n.grad == nil {
 		r, c := n.val.Dims()
@@ -113,7 +119,7 @@ func (t *Tape) Backward(out *Node) {
 		panic(fmt.Sprintf("ad: Backward of a %d×%d node; want 1×1", r, c))
 	}
 	for _, n := range t.nodes {
-		n.grad = nil
+		n.grad, n.gradShared = nil, false
 	}
 	out.grad = mat.NewDense(1, 1, []float64{1})
 	// Nodes are in topological order; walk them backwards from out.
@@ -135,9 +141,15 @@ func (n *Node) accumulate(g *mat.Dense) {
 		panic(fmt.Sprintf("ad: gradient of shape %d×%d for a %d×%d node", gr, gc, r, c))
 	}
 	if n.grad == nil {
-		// Copy: a backward function may return its incoming gradient or the
-		// same matrix for several inputs.
-		n.grad = mat.DenseCopyOf(g)
+		// Taken over without a copy (most nodes get one gradient); copied
+		// on the first addition instead.
+		n.grad, n.gradShared = g, true
+		return
+	}
+	if n.gradShared {
+		sum := mat.NewDense(r, c, nil)
+		sum.Add(n.grad, g)
+		n.grad, n.gradShared = sum, false
 		return
 	}
 	n.grad.Add(n.grad, g)

@@ -131,7 +131,7 @@ func svgpMarginals(k kernels.Bound, f features.Bound, fac sqrtFactor, x *ad.Node
 	}
 	lq := ad.Tril(q.Sqrt)
 	mu = ad.MatMulTA(proj, q.Mu)
-	qa := ad.MatMulTA(lq, proj)
+	qa := ad.MulLowerT(lq, proj) // triangular: half the flops of a general product
 	v = ad.Add(ad.Sub(k.Diag(x), ad.T(ad.ColSums(ad.Square(a)))), ad.T(ad.ColSums(ad.Square(qa))))
 	return mu, v, nil
 }

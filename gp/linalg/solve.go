@@ -77,3 +77,12 @@ func SolveLowerInPlace(l, b *mat.Dense) {
 func SolveLowerTInPlace(l, b *mat.Dense) {
 	trsm(blas.Trans, lowerOf("SolveLowerTInPlace", l, b), b)
 }
+
+// MulLower returns LB for lower-triangular L (only its lower triangle is
+// read) as a new matrix, with half the work of a general product.
+func MulLower(l *mat.Dense, b mat.Matrix) *mat.Dense {
+	tri := lowerOf("MulLower", l, b)
+	x := mat.DenseCopyOf(b)
+	byColumns(x, func(blk blas64.General) { blas64.Trmm(blas.Left, blas.NoTrans, 1, tri, blk) })
+	return x
+}
