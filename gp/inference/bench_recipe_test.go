@@ -44,15 +44,7 @@ func recipeModel(b *testing.B, n, m int) (*param.Set, kernels.Kernel, *features.
 		}
 		y[i] += 0.1 * rng.NormFloat64()
 	}
-	k, err := kernels.New("se", d, kernels.Options{ARD: true, Lengthscales: []float64{1.5}, Variance: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := param.NewSet()
-	must(k.Declare(s, "k."))
-	must(s.AddScalar("noise_variance", 0.01, param.DefaultPositive))
-	f := features.NewInducingPoints(mat.DenseCopyOf(x.Slice(0, m, 0, d)))
-	must(f.Declare(s, "f."))
+	s, k, f := declareSE(b, d, 1.5, 0.01, mat.DenseCopyOf(x.Slice(0, m, 0, d)))
 	return s, k, f, x, y
 }
 

@@ -29,16 +29,23 @@ func benchModel(b *testing.B, n, m int) (*param.Set, kernels.Kernel, *features.I
 	for i := range y {
 		y[i] = rng.NormFloat64()
 	}
-	k, err := kernels.New("se", d, kernels.Options{ARD: true, Lengthscales: []float64{2}})
+	s, k, f := declareSE(b, d, 2, 0.1, randMat(rng, m, d, 1))
+	return s, k, f, x, y
+}
+
+// declareSE declares an SE-ARD kernel (variance 1, lengthscale ls) on d
+// inputs, the noise variance and inducing points z.
+func declareSE(b *testing.B, d int, ls, noise float64, z *mat.Dense) (*param.Set, kernels.Kernel, *features.InducingPoints) {
+	k, err := kernels.New("se", d, kernels.Options{ARD: true, Lengthscales: []float64{ls}, Variance: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
 	s := param.NewSet()
 	must(k.Declare(s, "k."))
-	must(s.AddScalar("noise_variance", 0.1, param.DefaultPositive))
-	f := features.NewInducingPoints(randMat(rng, m, d, 1))
+	must(s.AddScalar("noise_variance", noise, param.DefaultPositive))
+	f := features.NewInducingPoints(z)
 	must(f.Declare(s, "f."))
-	return s, k, f, x, y
+	return s, k, f
 }
 
 // heapMB reports the live heap in MiB after a collection.

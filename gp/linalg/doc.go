@@ -15,4 +15,9 @@
 // with OpenBLAS when it runs one thread per call (OPENBLAS_NUM_THREADS=1,
 // which the Makefile sets because OpenBLAS's own threads fight sgplab's
 // goroutines).
+//
+// Every split is fixed by the shape of the problem alone, and partial sums
+// are added in block order, so results are bitwise the same under any
+// GOMAXPROCS (for a given BLAS backend and OPENBLAS_NUM_THREADS): the
+// cores only decide how many goroutines share out the fixed blocks.
 package linalg

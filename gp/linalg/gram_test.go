@@ -80,13 +80,7 @@ func TestWhitened(t *testing.T) {
 			v := randDense(rng, c, 1).RawMatrix().Data
 			u := randDense(rng, r, 1).RawMatrix().Data
 			tm := randDense(rng, r, r)
-			l := randDense(rng, r, r)
-			for i := 0; i < r; i++ {
-				for j := i + 1; j < r; j++ {
-					l.Set(i, j, 0)
-				}
-				l.Set(i, i, float64(r)+math.Abs(l.At(i, i)))
-			}
+			l := diagDominantLower(rng, r)
 			w := SolveLower(l, a)
 			// Start from a non-zero G and A v to check that they accumulate.
 			g0 := randDense(rng, r, r)
@@ -228,13 +222,7 @@ func TestSolveSplit(t *testing.T) {
 		rng := rand.New(rand.NewPCG(11, 12))
 		for _, sh := range [][2]int{{3, 5}, {150, 900}, {200, 129}} {
 			n, k := sh[0], sh[1]
-			l := randDense(rng, n, n)
-			for i := 0; i < n; i++ {
-				for j := i + 1; j < n; j++ {
-					l.Set(i, j, 0)
-				}
-				l.Set(i, i, float64(n)+math.Abs(l.At(i, i)))
-			}
+			l := diagDominantLower(rng, n)
 			b := randDense(rng, n, k)
 			x := SolveLower(l, b)
 			// L·x must give back b, column by column.
@@ -266,13 +254,7 @@ func TestSameBitsOnAnyCoreCount(t *testing.T) {
 	v := randDense(rng, c, 1).RawMatrix().Data
 	u := randDense(rng, r, 1).RawMatrix().Data
 	gbar := randDense(rng, r, r)
-	l := randDense(rng, r, r)
-	for i := 0; i < r; i++ {
-		for j := i + 1; j < r; j++ {
-			l.Set(i, j, 0)
-		}
-		l.Set(i, i, float64(r)+math.Abs(l.At(i, i)))
-	}
+	l := diagDominantLower(rng, r)
 	run := func() []*mat.Dense {
 		g, av := GramVec(a, v)
 		cg, h := Congruence(l, g)
@@ -313,4 +295,17 @@ func bitwiseEqual(a, b *mat.Dense) bool {
 		}
 	}
 	return true
+}
+
+// diagDominantLower returns a random n×n lower-triangular matrix whose
+// diagonal dominates its rows (well conditioned at any n).
+func diagDominantLower(rng *rand.Rand, n int) *mat.Dense {
+	l := randDense(rng, n, n)
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			l.Set(i, j, 0)
+		}
+		l.Set(i, i, float64(n)+math.Abs(l.At(i, i)))
+	}
+	return l
 }
