@@ -316,9 +316,7 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (status s
 	}
 	rec.Finished = time.Now().UTC()
 	if oc.data != nil {
-		if b, err := json.Marshal(oc.data.Provenance); err == nil && oc.data.Provenance != nil {
-			rec.Provenance = string(b)
-		}
+		rec.Provenance = provenanceJSON(oc.data.Provenance, spec.Files)
 	}
 	traceMu.Lock()
 	tr := append([]results.TracePoint(nil), trace...)
@@ -385,6 +383,10 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	}
 	if !m.Supports(methods.Task(task)) {
 		oc.err = fmt.Errorf("method %s does not support the %s task of dataset %s", spec.Method, task, spec.Dataset)
+		return oc
+	}
+	if err := checkFiles(spec); err != nil {
+		oc.err = err
 		return oc
 	}
 	model, err := methods.Build(spec.Method, spec.Params)
@@ -476,6 +478,30 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 	return ms, nil
 }
 
+// provenanceJSON is the dataset's provenance with the sha256 of every
+// file parameter of the run added as "InputFiles".
+func provenanceJSON(prov any, files map[string]string) string {
+	if prov == nil {
+		return ""
+	}
+	b, err := json.Marshal(prov)
+	if err != nil || len(files) == 0 {
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return string(b)
+	}
+	m["InputFiles"] = files
+	if b, err = json.Marshal(m); err != nil {
+		return ""
+	}
+	return string(b)
+}
+
 func sanitize(s string) string {
 	b := []byte(strings.ToLower(s))
 	for i, c := range b {
@@ -505,7 +531,7 @@ type datasetCache struct {
 const datasetCacheSize = 2
 
 func (c *datasetCache) get(ctx context.Context, spec *RunSpec, prepare PrepareFunc) (*Dataset, error) {
-	b, _ := json.Marshal([]any{spec.Dataset, spec.DatasetParams, spec.Protocol, spec.Scaling, spec.Split, spec.Seed})
+	b, _ := json.Marshal([]any{spec.Dataset, spec.DatasetParams, spec.Protocol, spec.Scaling, spec.Split, spec.Seed, spec.Task, spec.Files})
 	key := string(b)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -31,8 +31,17 @@ func defaultDB(f *runner.File) string {
 	return filepath.Join("out", f.Name, "results.db")
 }
 
+// expandOptions validates datasets, protocols, splits and test sets
+// before anything runs.
+func expandOptions(profile, dataDir string) runner.ExpandOptions {
+	return runner.ExpandOptions{Profile: profile, ValidateDataset: datasets.Validate,
+		CheckRun: func(name string, params map[string]any, protocol, scaling string, splits []int) error {
+			return datasets.CheckRun(name, params, protocol, scaling, splits, dataDir)
+		}}
+}
+
 // loadGrids parses and expands grid files for a profile.
-func loadGrids(paths []string, profile string, stderr io.Writer) ([]*runner.File, []*runner.RunSpec, error) {
+func loadGrids(paths []string, profile, dataDir string, stderr io.Writer) ([]*runner.File, []*runner.RunSpec, error) {
 	var files []*runner.File
 	var all []*runner.RunSpec
 	for _, p := range paths {
@@ -40,7 +49,7 @@ func loadGrids(paths []string, profile string, stderr io.Writer) ([]*runner.File
 		if err != nil {
 			return nil, nil, err
 		}
-		runs, warnings, err := f.Expand(runner.ExpandOptions{Profile: profile, ValidateDataset: datasets.Validate})
+		runs, warnings, err := f.Expand(expandOptions(profile, dataDir))
 		for _, w := range warnings {
 			fmt.Fprintln(stderr, "warning:", w)
 		}
@@ -56,7 +65,7 @@ func loadGrids(paths []string, profile string, stderr io.Writer) ([]*runner.File
 func prepareFunc(dataDir string) runner.PrepareFunc {
 	return func(_ context.Context, s *runner.RunSpec) (*runner.Dataset, error) {
 		p, err := datasets.Prepare(datasets.Request{Name: s.Dataset, Params: s.DatasetParams, Split: s.Split,
-			Seed: s.Seed, Protocol: s.Protocol, Scaling: s.Scaling, DataDir: dataDir})
+			Seed: s.Seed, Protocol: s.Protocol, Scaling: s.Scaling, DataDir: dataDir, Task: s.Task, FileSHA256: datasetFiles(s)})
 		if err != nil {
 			return nil, err
 		}
@@ -74,6 +83,18 @@ func prepareFunc(dataDir string) runner.PrepareFunc {
 		}
 		return d, nil
 	}
+}
+
+// datasetFiles are the sha256 of the run's dataset file parameters, keyed
+// by parameter name, for the loader to check.
+func datasetFiles(s *runner.RunSpec) map[string]string {
+	out := map[string]string{}
+	for k, v := range s.Files {
+		if name, ok := strings.CutPrefix(k, "dataset."); ok {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) error {
@@ -105,7 +126,7 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 	if *jobs < 1 {
 		return fmt.Errorf("--jobs must be ≥ 1, got %d", *jobs)
 	}
-	files, specs, err := loadGrids(paths, *profile, stderr)
+	files, specs, err := loadGrids(paths, *profile, *dataDir, stderr)
 	if err != nil {
 		return err
 	}
@@ -279,7 +300,7 @@ per grid, profile and status.`, stdout, stderr)
 	var files []*runner.File
 	var specs []*runner.RunSpec
 	for _, p := range profiles {
-		fl, sp, err := loadGrids(paths, p, stderr)
+		fl, sp, err := loadGrids(paths, p, datasets.DataDir(), stderr)
 		if err != nil {
 			return err
 		}
@@ -510,7 +531,7 @@ func expectedRuns(f *runner.File, profiles []string, stderr io.Writer) (*figures
 	}
 	seen := map[string]bool{}
 	for _, p := range profiles {
-		specs, warnings, err := f.Expand(runner.ExpandOptions{Profile: p, ValidateDataset: datasets.Validate})
+		specs, warnings, err := f.Expand(expandOptions(p, datasets.DataDir()))
 		for _, w := range warnings {
 			if !seen[w] {
 				seen[w] = true
