@@ -165,3 +165,22 @@ func publishedSplits(e *entry, dir string) (n int, ok bool) {
 	}
 	return 0, false
 }
+
+// Size is the number of rows a dataset with these parameters has before
+// splitting (param n when given, else the generator's or the registry's
+// size), for cost estimates; 0 when unknown (a user's CSV).
+func Size(name string, params map[string]any) int {
+	if n, ok, err := intParam(params, "n"); ok && err == nil {
+		return n
+	}
+	e, err := lookup(name)
+	if err != nil {
+		return 0
+	}
+	if e.gen != nil {
+		if c, err := e.gen.resolve(params); err == nil {
+			return c.n
+		}
+	}
+	return e.n
+}

@@ -115,6 +115,7 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	busy := fs.Duration("busy-timeout", results.DefaultBusyTimeout, "how long a write waits for another process's lock on the database before the sweep stops with an error")
+	heartbeat := fs.Duration("heartbeat", runner.DefaultHeartbeat, "how often this worker refreshes its claims on runs in flight; other workers take a claim over after 6 missed heartbeats")
 	paths, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -167,7 +168,11 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 		out = io.Discard
 	}
 	r := &runner.Runner{Store: store, Prepare: prepareFunc(*dataDir), Env: runner.DefaultEnv(ad.BLASBackend()),
-		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout)}
+		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout),
+		Heartbeat: *heartbeat, Size: func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) }}
+	if *heartbeat <= 0 {
+		return fmt.Errorf("--heartbeat must be > 0, got %s", *heartbeat)
+	}
 	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s))\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs)
 	sum, err := r.Run(ctx, specs)
 	release() // before the summary: a signal from now on has the default action
@@ -189,7 +194,32 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 	if errors.Is(err, runner.ErrInterrupted) {
 		return interrupted(ctx, err)
 	}
-	return lockHint(err)
+	if err != nil {
+		return lockHint(err)
+	}
+	// Exit 0 only when every run of the grid (shard) is done, whoever ran it.
+	st, err := store.Statuses(specIDs(specs))
+	if err != nil {
+		return err
+	}
+	notDone := 0
+	for _, s := range specs {
+		if st[s.ID] != results.StatusDone {
+			notDone++
+		}
+	}
+	if notDone > 0 {
+		return &exitError{code: exitRunsFailed, err: fmt.Errorf("%d of %d runs are not done (failed); exit status %d", notDone, len(specs), exitRunsFailed)}
+	}
+	return nil
+}
+
+func specIDs(specs []*runner.RunSpec) []string {
+	ids := make([]string, len(specs))
+	for i, s := range specs {
+		ids[i] = s.ID
+	}
+	return ids
 }
 
 // lockHint adds what to do to a "database is locked" error: the sweep
