@@ -75,6 +75,7 @@ type settings struct {
 	perMethod map[string]map[string]any // [method.NAME]
 	extra     map[string]any            // include's parameters, highest priority
 	dataset   map[string]any
+	profile   string // stored with the runs: full when the profile changes nothing in the grid
 }
 
 func (x *expander) grid(g *Grid) {
@@ -82,6 +83,7 @@ func (x *expander) grid(g *Grid) {
 	raw := maps.Clone(g.raw)
 	params := tableOf(raw["params"])
 	dataset := tableOf(raw["dataset"])
+	orig := []any{maps.Clone(raw), tableOf(raw["params"]), tableOf(raw["dataset"])}
 	// Profile overrides: top-level keys everywhere; params/dataset keys only
 	// where the grid sets them, so one override can serve many grids.
 	for k, v := range x.profile.Override {
@@ -116,7 +118,14 @@ func (x *expander) grid(g *Grid) {
 	for m, t := range tableOf(raw["method"]) {
 		per[m] = tableOf(t)
 	}
-	s := &settings{key: key, name: g.Name, raw: raw, params: params, perMethod: per, dataset: dataset}
+	s := &settings{key: key, name: g.Name, raw: raw, params: params, perMethod: per, dataset: dataset, profile: x.profileName()}
+	// A profile that leaves this grid as it is does not fork its runs: they
+	// are the full profile's runs (same ids), so `make demo` (quick) and a
+	// later `sgplab run` (full) of a config whose quick profile changes
+	// nothing share every run.
+	if reflect.DeepEqual(orig, []any{raw, params, dataset}) {
+		s.profile = FullProfile
+	}
 	for _, k := range []string{"methods", "datasets", "iterations"} {
 		if _, ok := raw[k]; !ok {
 			x.f.errorf(x.es, key, "grid %q: missing %s", g.Name, k)
@@ -152,7 +161,7 @@ func (x *expander) grid(g *Grid) {
 func (x *expander) includeSettings(g *settings, inc map[string]any, key string) *settings {
 	raw := maps.Clone(g.raw)
 	s := &settings{key: key, name: g.name, raw: raw, params: g.params, perMethod: g.perMethod,
-		extra: map[string]any{}, dataset: maps.Clone(g.dataset)}
+		extra: map[string]any{}, dataset: maps.Clone(g.dataset), profile: g.profile}
 	methodsOf := toList(raw["methods"])
 	if m, ok := inc["method"]; ok {
 		methodsOf = toList(m)
@@ -404,7 +413,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 											for _, bs := range bss {
 												for _, gt := range gts {
 													r := &RunSpec{
-														Experiment: f.Name, Grid: s.name, Profile: x.profileName(),
+														Experiment: f.Name, Grid: s.name, Profile: s.profile,
 														Method: mc.m.Name, Params: p,
 														Dataset: dn, DatasetParams: dp, Protocol: protocol, Scaling: scaling,
 														Split: split, Seed: uint64(seed), Task: task,

@@ -120,6 +120,44 @@ func TestExpandErrors(t *testing.T) {
 	}
 }
 
+// TestProfileWithoutChangesSharesRuns: a profile that changes nothing in a
+// grid does not fork that grid's runs (same ids, stored as full), while a
+// grid it does change gets its own runs.
+func TestProfileWithoutChangesSharesRuns(t *testing.T) {
+	src := base + "[[grid]]\nname = \"h\"\nmethods = [\"fake-mean\"]\ndatasets = [\"toy\"]\niterations = 3\n" +
+		"[profiles.quick]\nnote = \"grid h: 1 iteration\"\n[profiles.quick.grids.h]\niterations = 1\n"
+	full, _, err := expand(t, src, "full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, _, err := expand(t, src, "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full) != len(quick) {
+		t.Fatalf("%d full runs, %d quick", len(full), len(quick))
+	}
+	for i := range full {
+		same := full[i].ID == quick[i].ID
+		switch {
+		case full[i].Grid == "g" && (!same || quick[i].Profile != FullProfile):
+			t.Errorf("grid g (unchanged by quick): quick run %s profile %s, full run %s", quick[i].ID, quick[i].Profile, full[i].ID)
+		case full[i].Grid == "h" && (same || quick[i].Profile != QuickProfile):
+			t.Errorf("grid h (changed by quick): quick run %s profile %s shares full's id %s", quick[i].ID, quick[i].Profile, full[i].ID)
+		}
+	}
+	noop, _, err := expand(t, base+"[profiles.quick]\nnote = \"same as full\"\n", "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fullBase, _, _ := expand(t, base, "")
+	for i := range noop {
+		if noop[i].ID != fullBase[i].ID {
+			t.Errorf("a profile with only a note forks run %s into %s", fullBase[i].ID, noop[i].ID)
+		}
+	}
+}
+
 func TestCheckRunReceivesEveryCombination(t *testing.T) {
 	f, err := Parse("test.toml", base+"[grid.dataset]\nprotocol = [\"a\", \"b\"]\n")
 	if err != nil {

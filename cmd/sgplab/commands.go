@@ -329,13 +329,19 @@ per grid, profile and status.`, stdout, stderr)
 	}
 	var files []*runner.File
 	var specs []*runner.RunSpec
+	seen := map[string]bool{}
 	for _, p := range profiles {
 		fl, sp, err := loadGrids(paths, p, datasets.DataDir(), stderr)
 		if err != nil {
 			return err
 		}
 		files = fl
-		specs = append(specs, sp...)
+		for _, s := range sp { // a grid the profile leaves unchanged shares full's runs
+			if !seen[s.ID] {
+				seen[s.ID] = true
+				specs = append(specs, s)
+			}
+		}
 	}
 	path := *db
 	if path == "" {
