@@ -41,7 +41,7 @@ var userParams = [][3]string{
 	{"header", "bool", "whether the first row names the columns (default: detected, a first row with a non-numeric field is a header)"},
 	{"delimiter", "string", "field separator, one character (default \",\"; \"\\t\" for tab)"},
 	{"target", "column", "target column: a header name or a 0-based index (default: the last column)"},
-	{"inputs", "columns", "input columns: a list of header names or 0-based indices (default: every column but the target and test_mask)"},
+	{"inputs", "columns", "input columns: one name or index, or a list of them; in a grid a list of lists, inputs = [[\"x1\", \"x2\"]], since a flat list sweeps (default: every column but the target and test_mask)"},
 	{"test_file", "string", "a second CSV (same columns) that is the test set: protocol test-file"},
 	{"test_mask", "column", "a column whose non-zero rows are the test set: protocol test-mask"},
 	{"test_fraction", "float", "fraction of rows drawn (PCG, seeded by split and seed) as the test set: protocol random-fraction (default 0.1)"},
@@ -143,7 +143,10 @@ func parseUserParams(params map[string]any) (userOptions, error) {
 			}
 		case "inputs":
 			l, ok := v.([]any)
-			if !ok || len(l) == 0 {
+			if !ok { // one column (a grid's flat list sweeps single columns)
+				l, ok = []any{v}, true
+			}
+			if len(l) == 0 {
 				return o, fmt.Errorf("datasets: csv: param inputs = %v: want a non-empty list of column names or 0-based indices", v)
 			}
 			for _, e := range l {

@@ -245,6 +245,21 @@ func envOr(k, def string) string {
 	return def
 }
 
+// openChecked opens a database read-only and runs SQLite's quick_check,
+// so that commands reading the whole database (status, export, report)
+// report a damaged page instead of silently giving partial results.
+func openChecked(path string) (*results.Store, error) {
+	store, err := results.OpenReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.QuickCheck(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
 // storedStatuses returns the stored status of each spec's run, read-only;
 // a database that does not exist yet holds none, so --dry-run and status
 // work before the first sweep without creating the file.
@@ -252,7 +267,7 @@ func storedStatuses(dbPath string, specs []*runner.RunSpec) (map[string]string, 
 	if _, err := os.Stat(dbPath); err != nil {
 		return map[string]string{}, nil
 	}
-	store, err := results.OpenReadOnly(dbPath)
+	store, err := openChecked(dbPath)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +321,7 @@ per grid, profile and status.`, stdout, stderr)
 			fs.Usage()
 			return errUsage
 		}
-		store, err := results.OpenReadOnly(*db)
+		store, err := openChecked(*db)
 		if err != nil {
 			return err
 		}
@@ -523,7 +538,7 @@ deletes them). Without a database yet, it says what is missing.`, stdout, stderr
 		if err != nil {
 			return err
 		}
-	} else if store, err = results.OpenReadOnly(path); err != nil {
+	} else if store, err = openChecked(path); err != nil {
 		return err
 	}
 	defer store.Close()
@@ -709,8 +724,10 @@ func cmdMethods(args []string, stdout, stderr io.Writer) error {
 }
 
 func cmdData(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("data", "list | fetch NAME...", `list: every dataset, whether it is present in the data directory and where it comes from.
-fetch: download a dataset from its canonical source, verifying checksums.`, stdout, stderr)
+	fs := newFlags("data", "list | fetch NAME... | example-csv [DIR]", `list: every dataset, whether it is present in the data directory and where it comes from.
+fetch: download a dataset from its canonical source, verifying checksums.
+example-csv: write DIR/example.csv (default out/example-csv), a generated CSV
+that experiments/csv.toml sweeps (dataset "csv": your own file in a grid).`, stdout, stderr)
 	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -736,12 +753,28 @@ fetch: download a dataset from its canonical source, verifying checksums.`, stdo
 			fmt.Fprintf(stdout, "fetched %s into %s\n", n, *dataDir)
 		}
 		return nil
+	case "example-csv":
+		dir := filepath.Join("out", "example-csv")
+		if len(pos) > 2 {
+			return usageErr(fs, "example-csv takes at most one directory")
+		}
+		if len(pos) == 2 {
+			dir = pos[1]
+		}
+		path, err := datasets.WriteExampleCSV(dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s (600 rows: x1, x2, is_test, y); experiments/csv.toml runs on it\n", path)
+		return nil
 	}
-	return usageErr(fs, "unknown subcommand %q; want list or fetch", pos[0])
+	return usageErr(fs, "unknown subcommand %q; want list, fetch or example-csv", pos[0])
 }
 
 func cmdResults(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: every run with its metrics, one row per run × metric.
+	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: one row per run: run_id, grid, method, dataset, split, seed, profile,
+status, error, then a column per parameter (p.NAME) and per metric (m.NAME);
+--grid, --method, --status, --profile filter; --long gives one row per run × metric.
 merge: combine shard databases into one, keyed by run id (merging again adds nothing).
 prune: delete the runs of the config's grids that the current config no longer
 expands to (left by an older version of it; reports already ignore them), with
@@ -750,7 +783,11 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 	db := fs.String("db", "", "database to export or prune (prune default: the config's database)")
 	format := fs.String("format", "csv", "export format: csv, json or table")
 	out := fs.String("o", "", "merged database to create or extend")
-	profile := fs.String("profile", "", "prune: only runs of this profile, kept when this profile expands to them")
+	profile := fs.String("profile", "", "export: only runs of this profile; prune: only runs of this profile, kept when this profile expands to them")
+	grid := fs.String("grid", "", "export: only runs of this grid (as stored: EXPERIMENT/GRID, see sgplab status --db)")
+	method := fs.String("method", "", "export: only runs of this method")
+	status := fs.String("status", "", "export: only runs with this status: done, failed, interrupted or running")
+	long := fs.Bool("long", false, "export: one row per run × metric instead of one row per run")
 	dry := fs.Bool("dry-run", false, "prune: list what would be deleted, delete nothing")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -765,12 +802,21 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 		if *db == "" {
 			return usageErr(fs, "export needs --db, the database to export")
 		}
-		store, err := results.OpenReadOnly(*db)
+		if len(pos) != 1 {
+			return usageErr(fs, "export takes no arguments besides flags, got %s", strings.Join(pos[1:], " "))
+		}
+		store, err := openChecked(*db)
 		if err != nil {
 			return err
 		}
 		defer store.Close()
-		return store.Export(stdout, *format)
+		if *long {
+			if *grid != "" || *method != "" || *status != "" || *profile != "" {
+				return usageErr(fs, "--long exports every run; the filters --grid, --method, --status and --profile apply to the wide export")
+			}
+			return store.Export(stdout, *format)
+		}
+		return store.ExportWide(stdout, *format, results.ExportFilter{Grid: *grid, Method: *method, Status: *status, Profile: *profile})
 	case "merge":
 		if len(pos) < 2 {
 			return usageErr(fs, "merge needs the databases to merge")

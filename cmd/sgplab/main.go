@@ -174,7 +174,8 @@ var examples = map[string]string{
   sgplab methods sgpr svgp                              # just these`,
 	"data": `  sgplab data list                                      # what is present in $SGPLAB_DATA
   SGPLAB_DATA=../shared/datasets sgplab data list
-  sgplab data fetch boston                              # download (network needed) and verify checksums`,
+  sgplab data fetch boston                              # download (network needed) and verify checksums
+  sgplab data example-csv                               # out/example-csv/example.csv for experiments/csv.toml`,
 	"results": `  sgplab results export --db out/demo/results.db --format csv > results.csv
   sgplab results merge out/shards/vof-*.db -o out/vof/results.db
   sgplab results prune --dry-run paper_configs/vof.toml     # list runs the current config no longer expands to
