@@ -104,7 +104,16 @@ the sweep goes on. Ctrl-C (SIGINT) or SIGTERM records the runs in flight as
 interrupted and keeps every finished run (run the same command again to
 resume); a second signal kills at once.
 --jobs defaults to 1: methods already use both cores through BLAS and chunked
-goroutines, so parallel runs mostly contend; raise it for many small runs.`, stdout, stderr)
+goroutines, so parallel runs mostly contend; raise it for many small runs.
+Several sgplab run processes (on one machine or sharing a file system) may
+sweep the same grid into one database: each claims a run before running it,
+refreshes its claims every --heartbeat, and takes over runs whose worker
+stopped heartbeating (kill -9, lost node); each returns once every run is
+done or failed.
+
+Exit status: 0 every run of the grid (or shard) is done; 1 error (bad grid,
+database); 2 bad command line; 3 the sweep ended with runs failed (not done);
+130 / 143 interrupted by SIGINT / SIGTERM.`, stdout, stderr)
 	db := fs.String("db", "", "results database (default: the file's db key, else out/<name>/results.db)")
 	profile := fs.String("profile", envOr("PROFILE", runner.FullProfile), "profile: full or quick (a reduced profile is labelled in every output); default $PROFILE or full")
 	jobs := fs.Int("jobs", 1, "runs in flight at once")
