@@ -321,6 +321,7 @@ and profile (pending = not in the database). Without: what the database holds
 per grid, profile and status.`, stdout, stderr)
 	db := fs.String("db", "", "results database (default: the first file's database)")
 	profile := fs.String("profile", os.Getenv("PROFILE"), "profile the grids are expanded with: full or quick (default $PROFILE, else every profile the files define)")
+	requireDone := fs.Bool("require-done", false, "with grid files: exit 3 unless every run is done (for scripts, e.g. after merging shards)")
 	paths, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -419,6 +420,17 @@ per grid, profile and status.`, stdout, stderr)
 	}
 	if anyStale {
 		fmt.Fprintf(stdout, "stale runs are not part of the current config; reports ignore them, `sgplab results prune %s` deletes them\n", strings.Join(paths, " "))
+	}
+	if *requireDone {
+		notDone := 0
+		for _, s := range specs {
+			if status[s.ID] != results.StatusDone {
+				notDone++
+			}
+		}
+		if notDone > 0 {
+			return &exitError{code: exitRunsFailed, err: fmt.Errorf("%d of %d runs are not done", notDone, len(specs))}
+		}
 	}
 	return nil
 }

@@ -51,7 +51,14 @@ func (c *cliWork) Fit(ctx context.Context, d gp.Data, o methods.FitOptions, p fu
 	return c.cliMean.Fit(ctx, d, o, p)
 }
 
-func (c *cliWork) Predict(x *mat.Dense) (methods.Prediction, error) { return c.cliMean.Predict(x) }
+// Predict shifts the mean by the tag, so that every run has its own metrics.
+func (c *cliWork) Predict(x *mat.Dense) (methods.Prediction, error) {
+	p, err := c.cliMean.Predict(x)
+	for i := range p.Mean {
+		p.Mean[i] += 0.01 * float64(c.tag)
+	}
+	return p, err
+}
 
 func init() {
 	methods.Register(methods.Method{Name: "cli-test-work", Summary: "test double that logs every execution",
@@ -101,20 +108,20 @@ func startWorker(t *testing.T, env []string, args ...string) *worker {
 }
 
 // executions reads the log: how often each "tag seed" ran, and by which pids.
-func executions(t *testing.T, path string) (map[string]int, map[string]bool) {
+func executions(t *testing.T, path string) (map[string]int, map[string]int) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, pids := map[string]int{}, map[string]bool{}
+	runs, pids := map[string]int{}, map[string]int{}
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		f := strings.Fields(l)
 		if len(f) != 3 {
 			t.Fatalf("bad log line %q", l)
 		}
 		runs[f[0]+" "+f[1]]++
-		pids[f[2]] = true
+		pids[f[2]]++
 	}
 	return runs, pids
 }
