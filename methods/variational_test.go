@@ -27,15 +27,9 @@ import (
 // bound (SGPR, an independent code path) — for inducing points (dense
 // Cholesky), VFF (structured root) and both parameterisations.
 func TestVariationalRecipeNatGradConjugate(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 5))
 	n := 60
-	x := mat.NewDense(n, 1, nil)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		x.Set(i, 0, rng.Float64())
-		y[i] = math.Sin(6*x.At(i, 0)) + 0.1*rng.NormFloat64()
-	}
-	train := gp.Data{X: x, Y: y}
+	train := sineData(5, n)
+	x, y := train.X, train.Y
 	method, err := Lookup("svgp")
 	if err != nil {
 		t.Fatal(err)
@@ -154,19 +148,11 @@ func TestVariationalRecipeSettings(t *testing.T) {
 // TestSVGPNatGradFit: svgp with natgrad_step trains end to end through Fit
 // (natural gradients on q, Adam on the rest) and improves the ELBO.
 func TestSVGPNatGradFit(t *testing.T) {
-	rng := rand.New(rand.NewPCG(2, 2))
-	n := 80
-	x := mat.NewDense(n, 1, nil)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		x.Set(i, 0, rng.Float64())
-		y[i] = math.Sin(6*x.At(i, 0)) + 0.1*rng.NormFloat64()
-	}
 	model, err := Build("svgp", map[string]any{"natgrad_step": 0.5, "num_inducing": int64(10), "lengthscales": []any{0.3}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := model.Fit(context.Background(), gp.Data{X: x, Y: y}, FitOptions{Iterations: 30, LearningRate: 0.01, BatchSize: 40, Seed: 1}, nil)
+	res, err := model.Fit(context.Background(), sineData(2, 80), FitOptions{Iterations: 30, LearningRate: 0.01, BatchSize: 40, Seed: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,4 +162,16 @@ func TestSVGPNatGradFit(t *testing.T) {
 	if _, ok := res.Extra["last_minibatch_objective"]; !ok {
 		t.Error("no last_minibatch_objective after minibatch training")
 	}
+}
+
+// sineData is n noisy samples of sin(6x) on [0, 1].
+func sineData(seed uint64, n int) gp.Data {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := 0; i < n; i++ {
+		x.Set(i, 0, rng.Float64())
+		y[i] = math.Sin(6*x.At(i, 0)) + 0.1*rng.NormFloat64()
+	}
+	return gp.Data{X: x, Y: y}
 }
