@@ -177,3 +177,33 @@ func TestReadVersion2(t *testing.T) {
 		t.Errorf("claim after migrating a version-2 database: %v", err)
 	}
 }
+
+// BenchmarkMarkRunning and BenchmarkClaim compare recording a run as
+// running without and with a claim (the claim's cost per run).
+func BenchmarkMarkRunning(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "r.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for i := 0; b.Loop(); i++ {
+		if err := s.MarkRunning(sampleRun(fmt.Sprintf("r%d", i%100))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkClaim(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "r.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	w := NewWorker("bench", time.Hour)
+	since := time.Now()
+	for i := 0; b.Loop(); i++ {
+		if _, err := s.Claim(sampleRun(fmt.Sprintf("r%d", i%100)), w, since, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
