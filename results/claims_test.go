@@ -94,6 +94,13 @@ func TestClaim(t *testing.T) {
 	if got := claim(b, wb, "r3", since, false); got != HeldByOther {
 		t.Errorf("claim of a heartbeating worker's run after 160 ms: %v, want HeldByOther", got)
 	}
+	// Pruning a run drops its claim too.
+	if _, err := a.DeleteRuns([]string{"r3"}); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := a.Claims([]string{"r3"}); err != nil || len(cs) != 0 {
+		t.Errorf("claims of a deleted run: %v (%v)", cs, err)
+	}
 }
 
 // TestClaimRace: many goroutines on separate connection pools claim the
