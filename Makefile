@@ -22,7 +22,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 .PHONY: build test fmt-check vet bench fuzz example-csv demo reproduce-% clean help
 
 help:
-	@echo "make build | test | bench | fuzz [FUZZTIME=30s] | demo | example-csv | reproduce-<paper> [PROFILE=quick|full] | clean"
+	@echo "make build | test | bench | fuzz [FUZZTIME=30s FUZZPKGS=./...] | demo | example-csv | reproduce-<paper> [PROFILE=quick|full] | clean"
 	@echo "papers: $(PAPERS)"
 
 build:
@@ -40,12 +40,14 @@ test: fmt-check vet
 bench:
 	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./...
 
-# Every native fuzz target (func FuzzX) for FUZZTIME each; new failing
+# Every native fuzz target (func FuzzX) for FUZZTIME each (FUZZPKGS limits
+# the packages, e.g. make fuzz FUZZPKGS=./datasets/... FUZZTIME=1m); new failing
 # inputs land in the package's testdata/fuzz/FuzzX/, which `make test`
 # then replays with the seed corpora.
 FUZZTIME ?= 30s
+FUZZPKGS ?= ./...
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@set -e; for pkg in $$($(GO) list $(FUZZPKGS)); do \
 	  for f in $$($(GO) test $(TAGS) -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$f ($(FUZZTIME))"; \
 	    $(GO) test $(TAGS) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \

@@ -303,6 +303,11 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 		}
 		rc.writeIndexFigure(&index, fs, fig, formats)
 	}
+	if len(spec.Tables) == 0 && len(spec.Figures) == 0 && opts.Expected != nil {
+		if err := rc.writeDefault(q, spec.Name, opts.Expected.Grids, formats, write, &index); err != nil {
+			return sum, err
+		}
+	}
 	if len(spec.Claims) > 0 {
 		index.WriteString("## Claims\n\n")
 		fmt.Fprintf(&index, "Each claim is checked by a SQL query over the results (%s profile).\n\n", rc.profile)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sgplab/results/resultstest"
 )
 
 // damaged writes a database of n runs and overwrites one of its middle
@@ -17,19 +19,7 @@ func damaged(t *testing.T, dir string, n int) string {
 		runs = append(runs, runAt(fmt.Sprintf("d%03d", i), StatusDone, t0))
 	}
 	path := shard(t, dir, "damaged.db", runs...)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const page = 4096
-	if len(b) < 8*page {
-		t.Fatalf("database of %d bytes is too small to damage a middle page", len(b))
-	}
-	mid := (len(b) / page / 2) * page
-	for i := mid; i < mid+page; i++ {
-		b[i] = byte(i*131 + 7)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := resultstest.DamageMiddlePage(path); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -132,6 +132,9 @@ func (c ClaimInfo) Live(now time.Time) bool { return now.Sub(c.Heartbeat) < c.St
 // Claims returns the claims on the given runs (all claims when ids is nil).
 func (s *Store) Claims(ids []string) (map[string]ClaimInfo, error) {
 	out := map[string]ClaimInfo{}
+	if s.version != 0 && s.version < 3 {
+		return out, nil // a version-2 database read without migration has no claims
+	}
 	ctx := context.Background()
 	scan := func(q string, args ...any) error {
 		rows, err := s.db.QueryContext(ctx, q, args...)

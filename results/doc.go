@@ -21,6 +21,15 @@
 //	metrics(run_id, name, value)
 //	traces(run_id, seq, iteration, elapsed_seconds, objective, phase)
 //	run_params(run_id, name, value, num)
+//	artifacts(run_id, name, rows, cols, columns, data)
+//	claims(run_id, worker, host, pid, claimed, heartbeat, stale_ms)
+//
+// A claims row says which worker (host, pid) is running a run and when it
+// last said so (heartbeat, Unix ns); Claim takes runs in a write
+// transaction so that workers sharing a database never run one twice, and
+// Statuses reads a running run whose claim is stale or absent as
+// interrupted. Older databases (version 2) are read without migration and
+// have no claims.
 //
 // and two views for hand-written SQL:
 //

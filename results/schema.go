@@ -163,8 +163,10 @@ func migrate(ctx context.Context, s *Store) error {
 		return fmt.Errorf("results: %s has schema version %d, newer than this build understands (%d); use a newer sgplab", s.path, v, SchemaVersion)
 	}
 	if v == SchemaVersion {
+		s.version = v
 		return nil
 	}
+	s.version = SchemaVersion
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)

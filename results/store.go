@@ -94,8 +94,13 @@ type Store struct {
 	path     string
 	readOnly bool
 	timeout  time.Duration
+	version  int        // schema version; older read-only databases lack later tables
 	mu       sync.Mutex // serialises this process's write transactions
 }
+
+// minReadVersion is the oldest schema a read-only Store reads without
+// migrating it.
+const minReadVersion = 2
 
 // Open opens the database at path for reading and writing, creating it (and
 // its parent directories) if needed and migrating an older schema.
@@ -242,6 +247,12 @@ func (s *Store) checkVersion(ctx context.Context) error {
 	}
 	switch {
 	case v == SchemaVersion:
+		s.version = v
+		return nil
+	case v >= minReadVersion && v < SchemaVersion:
+		// Versions since 2 differ only by added tables (claims in 3),
+		// which readers treat as empty: reading needs no migration.
+		s.version = v
 		return nil
 	case v == 0:
 		return fmt.Errorf("results: %s is not an sgplab results database (no schema)", s.path)

@@ -106,6 +106,10 @@ func (s *Store) DeleteRuns(ids []string) (int, error) {
 				deleted += int(n)
 			}
 		}
+		// Claims are not copied by Subset, so they are not in runTables.
+		if _, err := tx.ExecContext(ctx, "DELETE FROM claims WHERE run_id IN "+in, args...); err != nil {
+			return 0, s.wrap("deleting runs", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, s.wrap("deleting runs", err)

@@ -14,6 +14,7 @@ import (
 
 	"sgplab/gp"
 	"sgplab/methods"
+	"sgplab/results/resultstest"
 )
 
 // cliFail fails its fit when param fail is 1.
@@ -154,19 +155,9 @@ func TestStatusOnDamagedDatabase(t *testing.T) {
 	if code, out, errOut := sgplab("run", "--db", db, grid); code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
 	}
-	b, err := os.ReadFile(db)
-	if err != nil {
+	if err := resultstest.DamageMiddlePage(db); err != nil {
 		t.Fatal(err)
 	}
-	const page = 4096
-	if len(b) < 8*page {
-		t.Fatalf("database of %d bytes is too small to damage a middle page", len(b))
-	}
-	mid := (len(b) / page / 2) * page
-	for i := mid; i < mid+page; i++ {
-		b[i] = byte(i*131 + 7)
-	}
-	os.WriteFile(db, b, 0o644)
 	for _, args := range [][]string{{"status", "--db", db, grid}, {"status", "--db", db}, {"results", "export", "--db", db}, {"report", "--db", db, grid}} {
 		code, _, errOut := sgplab(args...)
 		if code == 0 || !(strings.Contains(errOut, "damaged") || strings.Contains(errOut, "malformed")) {

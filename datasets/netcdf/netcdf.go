@@ -244,8 +244,15 @@ func Parse(b []byte) (*File, error) {
 	}
 	f.Attrs = r.attrs()
 	nv := r.list(tagVar)
+	names := map[string]bool{}
 	for i := 0; i < nv && r.err == nil; i++ {
 		v := &Var{Name: r.name()}
+		// Variables are looked up by name: a repeated one would silently
+		// read as the first (found by fuzzing).
+		if names[v.Name] && r.err == nil {
+			return nil, fmt.Errorf("netcdf: variable name %q appears twice", v.Name)
+		}
+		names[v.Name] = true
 		nd := r.int()
 		for j := 0; j < nd && r.err == nil; j++ {
 			id := r.int()

@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sgplab/results"
+)
+
+func TestSweptAndShortLabel(t *testing.T) {
+	runs, _, err := expand(t, base+"[grid.dataset]\nn = 50\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// base sweeps splits 0..2 and num_inducing 10, 20; n is fixed.
+	if got, want := Swept(runs), []string{"num_inducing", "split"}; !slices.Equal(got, want) {
+		t.Errorf("Swept = %v, want %v", got, want)
+	}
+	labels := map[string]bool{}
+	for _, r := range runs {
+		l := r.ShortLabel(Swept(runs))
+		if labels[l] {
+			t.Errorf("two runs share the label %q", l)
+		}
+		labels[l] = true
+		if strings.Contains(l, "dataset.n") || strings.Contains(l, "seed=") {
+			t.Errorf("label %q shows a parameter that does not vary", l)
+		}
+	}
+	if l := runs[0].ShortLabel(Swept(runs)); l != "g fake-mean toy num_inducing=10 split=0" {
+		t.Errorf("label %q", l)
+	}
+}
+
+func TestCost(t *testing.T) {
+	spec := func(method string, params map[string]any, it int) *RunSpec {
+		return &RunSpec{Method: method, Params: params, Iterations: it}
+	}
+	size := func(*RunSpec) int { return 1000 }
+	sparse := Cost(spec("sgpr", map[string]any{"num_inducing": 10}, 99), size)
+	if want := 100 * (1000*100 + 1000.0); sparse != want {
+		t.Errorf("sparse cost %v, want %v", sparse, want)
+	}
+	if bigger := Cost(spec("sgpr", map[string]any{"num_inducing": 40}, 99), size); bigger <= sparse {
+		t.Errorf("M = 40 costs %v ≤ M = 10's %v", bigger, sparse)
+	}
+	exact := Cost(spec("gpr", map[string]any{}, 99), size)
+	if want := 100 * 1e9 / 3; exact != want {
+		t.Errorf("exact cost %v, want %v", exact, want)
+	}
+	// M is capped at N.
+	if capped := Cost(spec("sgpr", map[string]any{"num_inducing": 5000}, 0), size); capped != 1000*1e6+1e9 {
+		t.Errorf("M > N cost %v", capped)
+	}
+}
+
+// TestETAFromCost: after a cheap run took 1 s, a run of 4 times its cost
+// is expected to take 4 s.
+func TestETAFromCost(t *testing.T) {
+	cheap := &RunSpec{ID: "a", Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: 9}
+	dear := &RunSpec{ID: "b", Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: 39}
+	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{cheap, dear}, 0, func(*RunSpec) int { return 100 })
+	p.runStarts["a"] = time.Now().Add(-time.Second)
+	p.finish(cheap, results.Run{Status: results.StatusDone}, nil)
+	if got := p.prefix(); got != "[1/2] ETA 4s" {
+		t.Errorf("prefix %q, want [1/2] ETA 4s", got)
+	}
+}
