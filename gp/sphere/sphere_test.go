@@ -13,8 +13,8 @@ import (
 // cumulative totals.
 func TestLevelCounts(t *testing.T) {
 	for _, c := range []struct {
-		d          int
-		n, cum     []int
+		d      int
+		n, cum []int
 	}{
 		{3, []int{1, 3, 5, 7, 9, 11, 13, 15}, []int{1, 4, 9, 16, 25, 36, 49, 64}},
 		{4, []int{1, 4, 9, 16, 25, 36, 49, 64}, []int{1, 5, 14, 30, 55, 91, 140, 204}},
@@ -56,7 +56,10 @@ func TestLevelCounts(t *testing.T) {
 }
 
 func TestSurfaceArea(t *testing.T) {
-	for _, c := range []struct{ d int; want float64 }{
+	for _, c := range []struct {
+		d    int
+		want float64
+	}{
 		{1, 2}, {2, 2 * math.Pi}, {3, 4 * math.Pi}, {4, 2 * math.Pi * math.Pi},
 		// vish-spec §1.13: Ω_{d−1} for d = 5, 7, 9.
 		{5, 26.318945069}, {7, 33.073361792}, {9, 29.686580124},
