@@ -13,30 +13,20 @@ import (
 // (0 when there is no parameter).
 type Shape func(t float64) (v, dtheta float64)
 
-// Parity describes a symmetry of a shape function that makes coefficients
-// vanish exactly.
-type Parity int
-
-const (
-	// NoParity: every coefficient is computed by quadrature.
-	NoParity Parity = iota
-	// EvenPlusLinear: s(t) − c·t is even for some c (ReLU, softplus and the
-	// arc-cosine kernels of order 1), so λ_ℓ = 0 exactly for odd ℓ ≥ 3.
-	EvenPlusLinear
-	// Even: s is even, so λ_ℓ = 0 for every odd ℓ.
-	Even
-)
+// Parity records which levels of a shape function vanish by symmetry:
+// levels First, First+2, First+4, … are exactly zero; First = 0 means
+// none. s(t) − c·t even (ReLU, softplus, arc-cosine order 1) gives
+// First = 3; s − c odd (arc-cosine order 0) gives 2; s − (a + bt²) odd
+// (arc-cosine order 2) gives 4.
+type Parity struct{ First int }
 
 // Zero reports whether level l vanishes by parity.
 func (p Parity) Zero(l int) bool {
-	switch p {
-	case EvenPlusLinear:
-		return l%2 == 1 && l >= 3
-	case Even:
-		return l%2 == 1
-	}
-	return false
+	return p.First > 0 && l >= p.First && (l-p.First)%2 == 0
 }
+
+// EvenPlusLinear is the parity of ReLU, softplus and arc-cosine order 1.
+var EvenPlusLinear = Parity{First: 3}
 
 // Quadrature nodes in θ ∈ [0, π]: composite Gauss–Legendre with panel
 // edges at multiples of π/quadPanels, so θ = π/2 (t = 0, the kink of ReLU)

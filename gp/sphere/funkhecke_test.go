@@ -126,13 +126,13 @@ func TestFunkHeckeDerivative(t *testing.T) {
 	}
 	for _, d := range []int{3, 9, 21} {
 		for _, ls := range []float64{0.3, 1, 2.5} {
-			_, dl, err := FunkHecke(d, 12, shape(ls), NoParity)
+			_, dl, err := FunkHecke(d, 12, shape(ls), Parity{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			h := 1e-5 * ls
-			lp, _, _ := FunkHecke(d, 12, shape(ls+h), NoParity)
-			lm, _, _ := FunkHecke(d, 12, shape(ls-h), NoParity)
+			lp, _, _ := FunkHecke(d, 12, shape(ls+h), Parity{})
+			lm, _, _ := FunkHecke(d, 12, shape(ls-h), Parity{})
 			for l := range dl {
 				fd := (lp[l] - lm[l]) / (2 * h)
 				if math.Abs(dl[l]-fd) > 1e-7*math.Max(math.Abs(fd), 1e-6*math.Abs(lp[0]/h)) {
@@ -148,7 +148,7 @@ func TestFunkHeckeDerivative(t *testing.T) {
 // check. The quadrature's error is absolute, about ε·λ_0 (cancellation in
 // ∫ s R_ℓ), so levels far below λ_0 are noise: Accurate says which.
 func TestFunkHeckeSEClosedForm(t *testing.T) {
-	lam, _, err := FunkHecke(3, 30, se, NoParity)
+	lam, _, err := FunkHecke(3, 30, se, Parity{})
 	if err != nil {
 		t.Fatal(err)
 	}

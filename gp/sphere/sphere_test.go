@@ -362,13 +362,13 @@ func TestBasisBadInput(t *testing.T) {
 	if _, err := b.Eval(mat.NewDense(2, 4, nil)); err == nil {
 		t.Error("points of the wrong dimension accepted")
 	}
-	if _, _, err := FunkHecke(1, 3, func(float64) (float64, float64) { return 1, 0 }, NoParity); err == nil {
+	if _, _, err := FunkHecke(1, 3, func(float64) (float64, float64) { return 1, 0 }, Parity{}); err == nil {
 		t.Error("Funk–Hecke on d = 1 accepted")
 	}
-	if _, _, err := FunkHecke(3, MaxQuadratureLevel+1, func(float64) (float64, float64) { return 1, 0 }, NoParity); err == nil {
+	if _, _, err := FunkHecke(3, MaxQuadratureLevel+1, func(float64) (float64, float64) { return 1, 0 }, Parity{}); err == nil {
 		t.Error("too high a level accepted")
 	}
-	if _, _, err := FunkHecke(3, 3, func(float64) (float64, float64) { return math.NaN(), 0 }, NoParity); err == nil {
+	if _, _, err := FunkHecke(3, 3, func(float64) (float64, float64) { return math.NaN(), 0 }, Parity{}); err == nil {
 		t.Error("NaN shape accepted")
 	}
 }
