@@ -314,8 +314,10 @@ func (b *Basis) evalBlock(w *work, out, x *mat.Dense, lo, hi int) {
 		}
 	}
 	if d == 2 {
-		for r, e := range b.top {
-			copy(out.RawRowView(r)[lo:hi], rows2[e][:np])
+		if out != nil {
+			for r, e := range b.top {
+				copy(out.RawRowView(r)[lo:hi], rows2[e][:np])
+			}
 		}
 		return
 	}
@@ -351,6 +353,9 @@ func (b *Basis) evalBlock(w *work, out, x *mat.Dense, lo, hi int) {
 			}
 			continue
 		}
+		if out == nil {
+			continue // Gradient needs the factors and intermediate rows only
+		}
 		for e := range par {
 			mulInto(out.RawRowView(e)[lo:hi], w.fac[k][fac[e]][:np], prev[par[e]][:np])
 		}
@@ -362,5 +367,143 @@ func mulInto(dst, a, b []float64) {
 	_ = b[len(dst)-1]
 	for i := range dst {
 		dst[i] = a[i] * b[i]
+	}
+}
+
+// Gradient returns the n×d matrix with entries Σ_m g[m, i] ∂φ_m/∂x_ij,
+// the reverse-mode derivative of Eval at x for the output adjoint g (M×n):
+// the harmonics as homogeneous polynomials on R^d, so callers that map
+// inputs to the sphere differentiate through that map themselves. Its
+// cost is that of Eval: the tree of products and the Gegenbauer
+// recurrences are run backwards per block.
+func (b *Basis) Gradient(x, g *mat.Dense) (*mat.Dense, error) {
+	n, c := x.Dims()
+	if c != b.d {
+		return nil, fmt.Errorf("sphere: points have %d coordinates, basis is on S^%d ⊂ R^%d", c, b.d-1, b.d)
+	}
+	if r, gc := g.Dims(); r != b.m || gc != n {
+		return nil, fmt.Errorf("sphere: adjoint is %d×%d, want %d×%d", r, gc, b.m, n)
+	}
+	out := mat.NewDense(n, b.d, nil)
+	blocks := (n + blockPoints - 1) / blockPoints
+	workers := max(1, min(runtime.GOMAXPROCS(0), blocks))
+	var wg sync.WaitGroup
+	for wk := 0; wk < workers; wk++ {
+		wg.Add(1)
+		go func(wk int) {
+			defer wg.Done()
+			w := b.newWork()
+			a := b.newWork() // adjoints, same layout
+			for blk := wk; blk < blocks; blk += workers {
+				lo, hi := blk*blockPoints, min(n, (blk+1)*blockPoints)
+				b.evalBlock(w, nil, x, lo, hi)
+				b.backBlock(w, a, g, out, lo, hi)
+			}
+		}(wk)
+	}
+	wg.Wait()
+	return out, nil
+}
+
+func zero(rows [][]float64, np int) {
+	for _, r := range rows {
+		if r != nil {
+			clear(r[:np])
+		}
+	}
+}
+
+// backBlock runs evalBlock backwards for points lo…hi−1, given the forward
+// scratch w (with the intermediate rows and factors of this block) and
+// scratch a for the adjoints.
+func (b *Basis) backBlock(w, a *work, g, out *mat.Dense, lo, hi int) {
+	d, L, np := b.d, b.maxL, hi-lo
+	for k := 1; k <= d; k++ {
+		clear(a.y[k][:np])
+		clear(a.r2[k][:np])
+	}
+	for k := 2; k < d || (k == 2 && d == 2); k++ {
+		zero(a.rows[k], np)
+	}
+	if d == 2 {
+		for r, e := range b.top {
+			copy(a.rows[2][e][:np], g.RawRowView(r)[lo:hi])
+		}
+	}
+	for k := d; k >= 3; k-- {
+		zero(a.fac[k], np)
+		par, fac := b.par[k], b.fac[k]
+		prev, aprev := w.rows[k-1], a.rows[k-1]
+		for e := range par {
+			var adj []float64
+			if k == d {
+				adj = g.RawRowView(e)[lo:hi]
+			} else {
+				adj = a.rows[k][e][:np]
+			}
+			f, af := w.fac[k][fac[e]][:np], a.fac[k][fac[e]][:np]
+			p, ap := prev[par[e]][:np], aprev[par[e]][:np]
+			for i := range adj {
+				af[i] += adj[i] * p[i]
+				ap[i] += adj[i] * f[i]
+			}
+		}
+		u, r2 := w.y[k][:np], w.r2[k][:np]
+		au, ar2 := a.y[k][:np], a.r2[k][:np]
+		for m := 0; m <= L; m++ {
+			gc := &b.coef[k][m*(L+1)]
+			f := w.fac[k][m*(L+1):]
+			af := a.fac[k][m*(L+1):]
+			for j := L - m; j >= 2; j-- {
+				aa, bb := gc.a[j], gc.b[j]
+				aj, f1, f2 := af[j][:np], f[j-1][:np], f[j-2][:np]
+				a1, a2 := af[j-1][:np], af[j-2][:np]
+				for i := range aj {
+					v := aj[i]
+					a1[i] += v * aa * u[i]
+					a2[i] -= v * bb * r2[i]
+					au[i] += v * aa * f1[i]
+					ar2[i] -= v * bb * f2[i]
+				}
+			}
+			if L-m >= 1 {
+				a1 := af[1][:np]
+				for i := range a1 {
+					au[i] += a1[i] * gc.q1
+				}
+			}
+		}
+	}
+	// The plane: (re_n, im_n) = (re_{n−1}y1 − im_{n−1}y2, re_{n−1}y2 + im_{n−1}y1).
+	rows2, arows2 := w.rows[2], a.rows[2]
+	y1, y2 := w.y[1][:np], w.y[2][:np]
+	ay1, ay2 := a.y[1][:np], a.y[2][:np]
+	for n := L; n >= 2; n-- {
+		pr, pi := rows2[2*n-3][:np], rows2[2*n-2][:np]
+		apr, api := arows2[2*n-3][:np], arows2[2*n-2][:np]
+		are, aim := arows2[2*n-1][:np], arows2[2*n][:np]
+		for i := range are {
+			apr[i] += are[i]*y1[i] + aim[i]*y2[i]
+			api[i] += -are[i]*y2[i] + aim[i]*y1[i]
+			ay1[i] += are[i]*pr[i] + aim[i]*pi[i]
+			ay2[i] += -are[i]*pi[i] + aim[i]*pr[i]
+		}
+	}
+	if L >= 1 {
+		cn := 1 / math.Sqrt(math.Pi)
+		are, aim := arows2[1][:np], arows2[2][:np]
+		for i := range are {
+			ay1[i] += cn * are[i]
+			ay2[i] += cn * aim[i]
+		}
+	}
+	// r2[k] = Σ_{i≤k} y_i²: suffix sums of the radius adjoints.
+	for i := 0; i < np; i++ {
+		acc := 0.0
+		row := out.RawRowView(lo + i)
+		for k := d; k >= 1; k-- {
+			acc += a.r2[k][i]
+			row[k-1] = a.y[k][i] + 2*w.y[k][i]*acc
+		}
 	}
 }

@@ -389,3 +389,43 @@ func TestEvalDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// Gradient against central differences of Eval, in several dimensions,
+// at points off the sphere too (the harmonics as polynomials on R^d).
+func TestBasisGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, c := range []struct{ d, maxL int }{{2, 5}, {3, 6}, {5, 4}, {9, 3}, {21, 2}} {
+		b, _ := NewBasis(c.d, c.maxL)
+		n := 3
+		x := randomUnit(rng, n, c.d)
+		x.Scale(1.1, x)
+		g := mat.NewDense(b.M(), n, nil)
+		for i := range g.RawMatrix().Data {
+			g.RawMatrix().Data[i] = rng.NormFloat64()
+		}
+		got, err := b.Gradient(x, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := func(xv *mat.Dense) float64 {
+			phi, _ := b.Eval(xv)
+			s := 0.0
+			for i, v := range phi.RawMatrix().Data {
+				s += v * g.RawMatrix().Data[i]
+			}
+			return s
+		}
+		for i := 0; i < n; i++ {
+			for j := 0; j < c.d; j++ {
+				h := 1e-6
+				xp, xm := mat.DenseCopyOf(x), mat.DenseCopyOf(x)
+				xp.Set(i, j, x.At(i, j)+h)
+				xm.Set(i, j, x.At(i, j)-h)
+				fd := (f(xp) - f(xm)) / (2 * h)
+				if math.Abs(got.At(i, j)-fd) > 1e-6*math.Max(1, math.Abs(fd)) {
+					t.Errorf("d=%d L=%d: ∂/∂x[%d,%d] = %.10g, finite difference %.10g", c.d, c.maxL, i, j, got.At(i, j), fd)
+				}
+			}
+		}
+	}
+}
