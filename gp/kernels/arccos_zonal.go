@@ -32,6 +32,10 @@ func (b *arcCosineBound) Augment(x *ad.Node) *ad.Node {
 	return augment(x, b.w, b.bias, b.k.dim, 1)
 }
 
+func (b *arcCosineBound) AugmentValue(x *mat.Dense) *mat.Dense {
+	return augmentValue(x, b.w, b.bias, b.k.dim, 1)
+}
+
 // ArcCosineShape returns s_n(t)/σ² = J_n(arccos t)/π.
 func ArcCosineShape(order int, t float64) float64 {
 	t = math.Max(-1, math.Min(1, t))

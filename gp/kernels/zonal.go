@@ -29,6 +29,9 @@ type ZonalBound interface {
 	// Augment returns x̃ (N×d) for the rows of x (N×D), differentiable in
 	// the weight and bias variances and in x.
 	Augment(x *ad.Node) *ad.Node
+	// AugmentValue is Augment on values only (no tape), safe for
+	// concurrent use: for precomputing features over chunks of the data.
+	AugmentValue(x *mat.Dense) *mat.Dense
 	// Coefficients returns λ_ℓ, ℓ = 0…maxLevel ((maxLevel+1)×1), the
 	// Funk–Hecke coefficients of s under the surface measure (package
 	// sphere): s(t) = Σ_ℓ λ_ℓ N(d,ℓ)/Ω_{d−1} R_ℓ(t). Levels that vanish by
@@ -153,6 +156,30 @@ func (b *zonalBound) Augment(x *ad.Node) *ad.Node {
 	return augment(x, b.w, b.bias, b.k.dim, b.k.biasCols)
 }
 
+func (b *zonalBound) AugmentValue(x *mat.Dense) *mat.Dense {
+	return augmentValue(x, b.w, b.bias, b.k.dim, b.k.biasCols)
+}
+
+func augmentValue(x *mat.Dense, w, bias *ad.Node, dim, biasCols int) *mat.Dense {
+	n, c := x.Dims()
+	if c != dim {
+		panic(fmt.Sprintf("kernels: inputs have %d columns, kernel has %d", c, dim))
+	}
+	sw := sqrtAll(expand(w, dim))
+	sb := math.Sqrt(bias.Scalar())
+	out := mat.NewDense(n, dim+biasCols, nil)
+	for i := 0; i < n; i++ {
+		src, dst := x.RawRowView(i), out.RawRowView(i)
+		for j, v := range src {
+			dst[j] = sw[j] * v
+		}
+		for j := dim; j < dim+biasCols; j++ {
+			dst[j] = sb
+		}
+	}
+	return out
+}
+
 // augment returns x̃ = (√w∘x, √b repeated over biasCols columns).
 func augment(x, w, bias *ad.Node, dim, biasCols int) *ad.Node {
 	n, _ := x.Dims()
@@ -176,6 +203,11 @@ func Radius(xt *ad.Node) (rho, dir *ad.Node, err error) {
 	}
 	return rho, ad.MulColVec(xt, ad.Pow(rho, -1)), nil
 }
+
+// Cosines returns T = x̂ẑᵀ of unit directions (rows), clipped to
+// [−1, 1], with near-parallel pairs recomputed from their chord; see
+// cosines.
+func Cosines(xh, zh *ad.Node) *ad.Node { return cosines(xh, zh) }
 
 // cosines returns T = x̂ẑᵀ clipped to [−1, 1]. Near t = 1 the product
 // loses the chord: 1 − t is recomputed as ½‖x̂ − ẑ‖², which is accurate

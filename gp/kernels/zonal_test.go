@@ -289,3 +289,15 @@ func TestZonalBadInput(t *testing.T) {
 		t.Error("an augmented input of norm zero accepted")
 	}
 }
+
+func TestAugmentValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, name := range []string{"sphere-matern32", "arccos1"} {
+		zb, _ := zonalBind(t, name, 3, Options{WeightVariances: []float64{0.5, 2, 3}, ARD: true, BiasVariance: 0.4, BiasColumns: 1})
+		x := randMat(rng, 4, 3, 1)
+		want := zb.Augment(zb.ShapeAtOne().Tape().Const(x)).Value()
+		if got := zb.AugmentValue(x); !mat.EqualApprox(got, want, 1e-15) {
+			t.Errorf("%s: AugmentValue %v, Augment %v", name, mat.Formatted(got), mat.Formatted(want))
+		}
+	}
+}
