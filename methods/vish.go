@@ -134,7 +134,8 @@ func (m *vishModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, prog
 		if m.stats, err = inference.ComputeStats(train.X, train.Y, m.feat.M(), func(x *mat.Dense) (*mat.Dense, error) { return m.feat.Phi(kb0, x) }); err != nil {
 			return FitResult{}, fmt.Errorf("vish: %w", err)
 		}
-		m.sumR2p = features.SumKernelDiag(kb0, train.X).Scalar() / kb0.ShapeAtOne().Scalar()
+		// Σ k(x_n, x_n) = s(1)·Σρ^{2p}: the sum is fixed with the weights.
+		m.sumR2p = kernels.DiagSum(ad.NewTape(), kb0, train.X).Scalar() / kb0.ShapeAtOne().Scalar()
 		extra["precompute_seconds"] = time.Since(start).Seconds()
 		obj = m.collapsedFromStats
 	case collapsed:
@@ -193,9 +194,12 @@ func (m *vishModel) bind0() (kernels.ZonalBound, *param.Bound, *ad.Tape) {
 //	tr(Kff − Qff)/(2σ²) = [s(1)Σ_n ρ_n² − tr(ΛΦΦᵀ)]/(2σ²).
 func (m *vishModel) collapsedFromStats(_ *ad.Tape, b *param.Bound) (*ad.Node, error) {
 	kb := m.kern.Bind(b, vishKernelPfx).(kernels.ZonalBound)
-	prec := m.feat.Bind(b, "").(features.PrecisionKuu).Precision(kb)
+	kuu, err := features.StructureOf(kb, m.feat.Bind(b, ""), 0, features.AllForms)
+	if err != nil {
+		return nil, err
+	}
 	kd := ad.Scale(m.sumR2p, kb.ShapeAtOne())
-	out, _, err := inference.CollapsedFromStats(m.stats, inference.Kuu{Precision: prec}, kd, b.Get(noiseName), inference.Options{})
+	out, _, err := inference.CollapsedFromStats(m.stats, kuu, kd, b.Get(noiseName), inference.Options{})
 	return out, err
 }
 
@@ -240,19 +244,12 @@ func (m *vishModel) svgpSetup(train gp.Data, opt FitOptions, st optim.Settings) 
 		kb := m.kern.Bind(b, vishKernelPfx)
 		var fb features.Bound = m.feat.Bind(b, "")
 		if phiAll != nil {
-			fb = fixedKufDiag{fixedKuf{Bound: fb, phi: phiAll}}
+			fb = fixedKuf{Bound: fb, phi: phiAll}
 		}
 		ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, y) }
 		out, _, err := inference.SVGP(kb, fb, t.Const(x), ve, m.q(b), n, inference.Options{})
 		return out, err
 	}, nil
-}
-
-// fixedKufDiag keeps the diagonal Kuu visible through fixedKuf.
-type fixedKufDiag struct{ fixedKuf }
-
-func (f fixedKufDiag) KuuDiag(k kernels.Bound) *ad.Node {
-	return f.Bound.(features.DiagonalKuu).KuuDiag(k)
 }
 
 func (m *vishModel) q(b *param.Bound) inference.Variational {
@@ -273,8 +270,11 @@ func (m *vishModel) condition() error {
 	var err error
 	switch {
 	case m.stats != nil:
-		prec := fb.(features.PrecisionKuu).Precision(kb)
-		m.post, err = inference.StatsPosterior(m.stats, inference.Kuu{Precision: prec}, b.Get(noiseName), inference.Options{})
+		var kuu features.KuuStructure
+		if kuu, err = features.StructureOf(kb, fb, 0, features.AllForms); err != nil {
+			return err
+		}
+		m.post, err = inference.StatsPosterior(m.stats, kuu, b.Get(noiseName), inference.Options{})
 	case m.set.Has(QMuName):
 		m.post, err = inference.SVGPPosterior(kb, fb, m.q(b), inference.Options{})
 	default:

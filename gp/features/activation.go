@@ -28,7 +28,8 @@ import (
 // the truncated unit in both, so that the joint prior of (u, f) stays
 // positive semi-definite (spherical-odgp-spec §6.4). The cross-covariance
 // with function values at other inputs W (orthogonal inducing points) is
-// the same forward pass, Kvu = H^{(L)}(W)ᵀ (CrossPoints). The norm of
+// the same forward pass, Kuv = H^{(L)}(W) (eq. 47), which features.Kuv
+// finds through Kuf at the points (no pair method needed). The norm of
 // z_m is absorbed by q(u) (§6.3): only its direction matters. ReLU units
 // have an infinite RKHS norm: Kuu grows without bound with L (Warning).
 type Activation struct {
@@ -205,11 +206,4 @@ func (b activationBound) Kuf(k kernels.Bound, x *ad.Node) *ad.Node {
 		out = ad.MulRowVec(out, ad.T(ad.Pow(rho, float64(p))))
 	}
 	return out
-}
-
-// CrossPoints is Cov(f(W), u) = H^{(L)}(W)ᵀ, K×M, for inducing points W
-// (rows, in input space): the forward pass of W through the units
-// (eq. 47).
-func (b activationBound) CrossPoints(k kernels.Bound, w *ad.Node) *ad.Node {
-	return ad.T(b.Kuf(k, w))
 }

@@ -168,7 +168,8 @@ func TestActivationJointPSD(t *testing.T) {
 }
 
 // Gradients of the collapsed bound with respect to the directions, the
-// kernel's parameters and the noise, and of Kvu = H(W)ᵀ with respect to W.
+// kernel's parameters and the noise, and of Kuv = H(W) (the cross-covariance
+// with inducing points, found by features.Kuv) with respect to W.
 func TestActivationGradients(t *testing.T) {
 	for _, c := range []struct{ kernel, act string }{{"chordal-matern52", "softplus"}, {"arccos1", "relu"}, {"sphere-matern32", "softplus"}} {
 		t.Run(c.kernel+"-"+c.act, func(t *testing.T) {
@@ -201,10 +202,12 @@ func TestActivationGradients(t *testing.T) {
 			w, _ := vishData(3, 2, 10)
 			err := ad.CheckGradient(func(tp *ad.Tape, xs []*ad.Node) *ad.Node {
 				b := a.set.Bind(tp)
-				fb := a.f.Bind(b, "feat.").(interface {
-					CrossPoints(kernels.Bound, *ad.Node) *ad.Node
-				})
-				return fb.CrossPoints(a.k.Bind(b, "kern."), xs[0])
+				kb := a.k.Bind(b, "kern.")
+				kuv, err := features.Kuv(kb, a.f.Bind(b, "feat."), features.BoundPoints{Z: xs[0]})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return kuv
 			}, []*mat.Dense{w}, 1e-6, 1e-6)
 			if err != nil {
 				t.Errorf("Kvu: %v", err)

@@ -175,21 +175,6 @@ func radialScale(phi *mat.Dense, rho []float64, p int) {
 	}
 }
 
-// SumKernelDiag returns Σ_n k(x_n, x_n) = s(1) Σ_n ρ_n^{2p} for the trace
-// term of the collapsed bound, with Σ ρ^{2p} from the values of k's
-// weight and bias variances (a constant when they are fixed).
-func SumKernelDiag(k kernels.ZonalBound, x *mat.Dense) *ad.Node {
-	xt := k.AugmentValue(x)
-	n, _ := xt.Dims()
-	s := 0.0
-	p := float64(k.RadialPower())
-	for i := 0; i < n; i++ {
-		row := xt.RawRowView(i)
-		s += math.Pow(dotRow(row, row), p)
-	}
-	return ad.Scale(s, k.ShapeAtOne())
-}
-
 type sphericalBound struct{ f *SphericalHarmonics }
 
 func (b sphericalBound) M() int { return b.f.M() }
@@ -210,6 +195,18 @@ func (b sphericalBound) Precision(k kernels.Bound) *ad.Node {
 		panic(err.Error())
 	}
 	return gatherRows(lam, b.f.levelOf)
+}
+
+// KuuStructure is the diagonal precision Λ = diag(λ_{ℓ(m)}) when the
+// caller accepts it (every path does), else the diagonal 1/λ.
+func (b sphericalBound) KuuStructure(k kernels.Bound, _ int, accept Forms) (KuuStructure, error) {
+	switch {
+	case accept&FormPrecision != 0:
+		return KuuStructure{Precision: b.Precision(k)}, nil
+	case accept&FormDiag != 0:
+		return KuuStructure{Diag: b.KuuDiag(k)}, nil
+	}
+	return KuuStructure{Dense: b.Kuu(k)}, nil
 }
 
 // KuuDiag is 1/λ_{ℓ(m)}.
@@ -268,6 +265,6 @@ func gatherRows(v *ad.Node, idx []int) *ad.Node {
 }
 
 var (
-	_ DiagonalKuu  = sphericalBound{}
-	_ PrecisionKuu = sphericalBound{}
+	_ DiagonalKuu   = sphericalBound{}
+	_ StructuredKuu = sphericalBound{}
 )

@@ -89,8 +89,14 @@ func TestVISHCollapsedMatchesSGPR(t *testing.T) {
 		tp := ad.NewTape()
 		kb, b := v.bind(tp)
 		fb := f.Bind(b, "")
-		prec := fb.(features.PrecisionKuu).Precision(kb)
-		got, _, err := inference.CollapsedFromStats(stats, inference.Kuu{Precision: prec}, features.SumKernelDiag(kb, x), b.Get("noise"), inference.Options{})
+		kuu, err := features.StructureOf(kb, fb, 0, features.AllForms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kuu.Precision == nil {
+			t.Fatal("harmonic features did not offer their diagonal precision")
+		}
+		got, _, err := inference.CollapsedFromStats(stats, kuu, kernels.DiagSum(tp, kb, x), b.Get("noise"), inference.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,8 +107,8 @@ func TestVISHCollapsedMatchesSGPR(t *testing.T) {
 		if d := math.Abs(got.Scalar() - want.Scalar()); d > 1e-9*math.Abs(want.Scalar()) {
 			t.Errorf("%s: collapsed from stats %.12g, SGPR %.12g", c.kernel, got.Scalar(), want.Scalar())
 		}
-		if kd := ad.Sum(kb.Diag(tp.Const(x))).Scalar(); math.Abs(kd-features.SumKernelDiag(kb, x).Scalar()) > 1e-12*kd {
-			t.Errorf("%s: Σ k(x,x) = %v, SumKernelDiag %v", c.kernel, kd, features.SumKernelDiag(kb, x).Scalar())
+		if kd := ad.Sum(kb.Diag(tp.Const(x))).Scalar(); math.Abs(kd-kernels.DiagSum(tp, kb, x).Scalar()) > 1e-12*kd {
+			t.Errorf("%s: Σ k(x,x) = %v, DiagSum %v", c.kernel, kd, kernels.DiagSum(tp, kb, x).Scalar())
 		}
 	}
 }
@@ -154,7 +160,8 @@ func TestVISHMercerDiagonal(t *testing.T) {
 	kb, b := v.bind(tp)
 	fb := f.Bind(b, "")
 	kuf := fb.Kuf(kb, tp.Const(x)).Value()
-	prec := fb.(features.PrecisionKuu).Precision(kb).Value()
+	st, _ := features.StructureOf(kb, fb, 0, features.AllForms)
+	prec := st.Precision.Value()
 	kd := kb.Diag(tp.Const(x)).Value()
 	for n := 0; n < 20; n++ {
 		s := 0.0
@@ -178,7 +185,9 @@ func (r rotated) Kuf(k kernels.Bound, x *ad.Node) *ad.Node {
 	return ad.MatMul(x.Tape().Const(r.q), r.Bound.Kuf(k, x))
 }
 
-func (r rotated) KuuDiag(k kernels.Bound) *ad.Node { return r.Bound.(features.DiagonalKuu).KuuDiag(k) }
+// Unwrap exposes the harmonics' diagonal Kuu (unchanged by Q, since λ is
+// constant within a level).
+func (r rotated) Unwrap() features.Bound { return r.Bound }
 
 func randomRotation(rng *rand.Rand, levelOf []int) *mat.Dense {
 	m := len(levelOf)
@@ -260,8 +269,6 @@ func TestVISHGradients(t *testing.T) {
 
 // Whitened SVGP on the diagonal Kuu equals SVGP on the same features
 // presented with a dense Kuu (the generic Cholesky path).
-type denseOnly struct{ features.Bound }
-
 func TestVISHSVGPDiagonalMatchesDense(t *testing.T) {
 	x, y := vishData(60, 3, 6)
 	v := newVishSetup(t, "sphere-matern32", 3, kernels.Options{Variance: 1, Lengthscales: []float64{0.8}}, 0.1)
@@ -285,7 +292,7 @@ func TestVISHSVGPDiagonalMatchesDense(t *testing.T) {
 			kb, b := v.bind(tp)
 			var fb features.Bound = f.Bind(b, "")
 			if dense {
-				fb = denseOnly{fb}
+				fb = features.DenseKuu(fb)
 			}
 			noise := b.Get("noise")
 			ve := func(mu, v *ad.Node) *ad.Node {

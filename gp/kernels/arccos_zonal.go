@@ -36,6 +36,14 @@ func (b *arcCosineBound) AugmentValue(x *mat.Dense) *mat.Dense {
 	return augmentValue(x, b.w, b.bias, b.k.dim, 1)
 }
 
+// DiagSum is Σ_n k(x_n, x_n) = s(1) Σ_n ρ_n^{2n} (kernels.DiagSummer).
+func (b *arcCosineBound) DiagSum(x *mat.Dense) *ad.Node {
+	if b.w.NeedsGrad() || b.bias.NeedsGrad() {
+		return ad.Sum(b.Diag(b.variance.Tape().Const(x)))
+	}
+	return radialDiagSum(b.AugmentValue(x), b.k.order, b.ShapeAtOne())
+}
+
 // ArcCosineShape returns s_n(t)/σ² = J_n(arccos t)/π.
 func ArcCosineShape(order int, t float64) float64 {
 	t = math.Max(-1, math.Min(1, t))

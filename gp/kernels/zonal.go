@@ -156,6 +156,31 @@ func (b *zonalBound) Augment(x *ad.Node) *ad.Node {
 	return augment(x, b.w, b.bias, b.k.dim, b.k.biasCols)
 }
 
+// DiagSum is Σ_n k(x_n, x_n) = s(1) Σ_n ρ_n² (kernels.DiagSummer): with
+// the weight and bias variances fixed Σρ² is a constant and only s(1) is
+// on the tape; otherwise it is the sum of Diag, differentiable in them.
+func (b *zonalBound) DiagSum(x *mat.Dense) *ad.Node {
+	if b.w.NeedsGrad() || b.bias.NeedsGrad() {
+		return ad.Sum(b.Diag(b.variance.Tape().Const(x)))
+	}
+	return radialDiagSum(b.AugmentValue(x), 1, b.ShapeAtOne())
+}
+
+// radialDiagSum is s(1)·Σ_n ‖x̃_n‖^{2p}.
+func radialDiagSum(xt *mat.Dense, p int, s1 *ad.Node) *ad.Node {
+	n, _ := xt.Dims()
+	s := 0.0
+	for i := 0; i < n; i++ {
+		row := xt.RawRowView(i)
+		r2 := 0.0
+		for _, v := range row {
+			r2 += v * v
+		}
+		s += math.Pow(r2, float64(p))
+	}
+	return ad.Scale(s, s1)
+}
+
 func (b *zonalBound) AugmentValue(x *mat.Dense) *mat.Dense {
 	return augmentValue(x, b.w, b.bias, b.k.dim, b.k.biasCols)
 }
