@@ -82,7 +82,9 @@ type activatedModel struct {
 // activatedDirections is the parameter name of the units' directions.
 const activatedDirections = inducingPfx + "directions"
 
-func (m *activatedModel) opts() inference.Options { return inference.Options{Jitter: m.p.Float("jitter")} }
+func (m *activatedModel) opts() inference.Options {
+	return inference.Options{Jitter: m.p.Float("jitter")}
+}
 
 func (m *activatedModel) q(b *param.Bound) inference.Variational {
 	return (Group{}).Variational(b, m.p.Bool("whiten"))
