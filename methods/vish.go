@@ -42,7 +42,7 @@ func init() {
 				Doc: "train the weight and bias variances (the input scaling; then the harmonics move and each collapsed step costs O(NM²)); false fixes them at their initial values"},
 			{Name: "likelihood", Kind: String, Default: "auto", Choices: []string{"auto", "gaussian", "bernoulli"},
 				Doc: "svgp: auto = gaussian for regression, bernoulli (probit, labels ±1) for classification"},
-			{Name: "whiten", Kind: Bool, Default: true, Doc: "svgp: q over v = Λ^{−1/2}u·… with u = Lv, L = diag(1/√λ) (better conditioned: λ spans orders of magnitude); false: q over u (the authors' parameterisation)"},
+			{Name: "whiten", Kind: Bool, Default: true, Doc: "svgp: q over v with u = Lv, L = diag(1/√λ_ℓ), q(v) = N(0, I) at the start (better conditioned: the λ_ℓ span orders of magnitude; our deviation); false: q over u, starting at the prior N(0, Λ⁻¹) (the authors' parameterisation)"},
 		}),
 		New: func(p Params) (Model, error) {
 			if err := checkPositive("vish", p, "variance", "noise_variance", "bias_variance"); err != nil {
