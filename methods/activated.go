@@ -3,7 +3,6 @@ package methods
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -232,19 +231,5 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 }
 
 func (m *activatedModel) Predict(x *mat.Dense) (Prediction, error) {
-	if err := checkInputs("activated-svgp", m.post != nil, x, m.dim); err != nil {
-		return Prediction{}, err
-	}
-	mean, varf, err := m.post.Predict(x, m.binder())
-	if err != nil {
-		return Prediction{}, fmt.Errorf("activated-svgp: %w", err)
-	}
-	for i, v := range varf {
-		varf[i] = math.Max(v, 0)
-	}
-	if m.lik.Name() == "gaussian" {
-		return regressionPrediction(mean, varf, m.set.Scalar(noiseName)), nil
-	}
-	p, _ := m.lik.Predict(m.set, likelihoodPfx, mean, varf)
-	return Prediction{Mean: mean, VarF: varf, ProbPositive: p}, nil
+	return variationalPredict("activated-svgp", m.post, m.binder(), m.set, m.lik, m.dim, x)
 }

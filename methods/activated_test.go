@@ -106,13 +106,7 @@ func TestActivatedSVGPAdamClassification(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wrong := 0
-		for i, p := range pred.ProbPositive {
-			if (p > 0.5) != (test.Y[i] > 0) {
-				wrong++
-			}
-		}
-		if wrong > 10 {
+		if wrong := misclassified(pred, test.Y); wrong > 10 {
 			t.Errorf("%d of 50 misclassified", wrong)
 		}
 	}

@@ -3,7 +3,6 @@ package methods
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -280,19 +279,5 @@ func (m *vishModel) fullELBO(data gp.Data) (float64, error) {
 }
 
 func (m *vishModel) Predict(x *mat.Dense) (Prediction, error) {
-	if err := checkInputs("vish", m.post != nil, x, m.dim); err != nil {
-		return Prediction{}, err
-	}
-	mean, varf, err := m.post.Predict(x, m.binder())
-	if err != nil {
-		return Prediction{}, fmt.Errorf("vish: %w", err)
-	}
-	for i, v := range varf {
-		varf[i] = math.Max(v, 0)
-	}
-	if m.lik.Name() == "gaussian" {
-		return regressionPrediction(mean, varf, m.set.Scalar(noiseName)), nil
-	}
-	p, _ := m.lik.Predict(m.set, likelihoodPfx, mean, varf)
-	return Prediction{Mean: mean, VarF: varf, ProbPositive: p}, nil
+	return variationalPredict("vish", m.post, m.binder(), m.set, m.lik, m.dim, x)
 }

@@ -120,6 +120,27 @@ func posteriorELBO(post *inference.Posterior, bind inference.Binder, s *param.Se
 	return expect.Scalar() - k.Scalar(), nil
 }
 
+// variationalPredict returns the predictive marginals of a posterior at x:
+// the latent mean and variance (clamped at 0), plus the noise for a
+// Gaussian likelihood or p(y = +1) for a probit one.
+func variationalPredict(method string, post *inference.Posterior, bind inference.Binder, s *param.Set, lik likelihoods.Likelihood, dim int, x *mat.Dense) (Prediction, error) {
+	if err := checkInputs(method, post != nil, x, dim); err != nil {
+		return Prediction{}, err
+	}
+	mean, varf, err := post.Predict(x, bind)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("%s: %w", method, err)
+	}
+	for i, v := range varf {
+		varf[i] = max(v, 0)
+	}
+	if lik.Name() == "gaussian" {
+		return regressionPrediction(mean, varf, s.Scalar(noiseName)), nil
+	}
+	p, _ := lik.Predict(s, likelihoodPfx, mean, varf)
+	return Prediction{Mean: mean, VarF: varf, ProbPositive: p}, nil
+}
+
 // identity is the n×n identity.
 func identity(n int) *mat.Dense {
 	m := mat.NewDense(n, n, nil)
