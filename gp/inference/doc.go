@@ -6,7 +6,11 @@
 //     memory through the M×M Woodbury form, never an N×N matrix;
 //   - SVGP: the uncollapsed ELBO of Hensman et al. (2013, 2015) with
 //     q(u) = N(m, LLᵀ), whitened or not, for any likelihood with a
-//     variational expectation, with minibatch scaling.
+//     variational expectation, with minibatch scaling;
+//   - BlockELBO: the same bound for inducing variables in blocks (feature
+//     sets) conditioned one on the next, of which SVGP is the one-block
+//     case and SOLVE-GP / ODVGP (a mean-only block) the two-block cases;
+//     BlockPosterior predicts through features.Stack of the blocks.
 //
 // Every objective is a 1×1 node to maximise. The inducing variables come from
 // package features. Every path reads Kuu through one description,
