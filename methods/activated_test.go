@@ -46,8 +46,11 @@ func TestActivatedSVGPFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(phases) != 2 || phases[0] != "init" {
-		t.Errorf("phases %v, want [init lbfgs]", phases)
+	if len(phases) != 2 || phases[0] != "init" || phases[1] != "all" {
+		t.Errorf("phases %v, want [init all]", phases)
+	}
+	if res.Iterations <= 20 || res.Trace[len(res.Trace)-1].Iteration != res.Iterations {
+		t.Errorf("%d iterations, last trace point %d: the phases' counts must add up", res.Iterations, res.Trace[len(res.Trace)-1].Iteration)
 	}
 	if !(res.Objective > res.Trace[0].Objective) {
 		t.Errorf("ELBO %v → %v", res.Trace[0].Objective, res.Objective)

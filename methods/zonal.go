@@ -5,8 +5,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"sgplab/gp"
-	"sgplab/gp/ad"
 	"sgplab/gp/inference"
 	"sgplab/gp/kernels"
 	"sgplab/gp/likelihoods"
@@ -96,28 +94,6 @@ func zonalLikelihood(method, name string, task Task, noise float64, y []float64)
 		}
 	}
 	return lik, nil
-}
-
-// posteriorELBO is the SVGP ELBO on all of data at the parameters in s,
-// without gradients: Σ_n E_q log p(y_n | f_n) from the marginals of the
-// posterior post (Kuu handled once, Predict works in chunks: memory
-// O(N + M·chunk)) minus the KL term kl. It reports a minibatch fit's
-// objective on the full data.
-func posteriorELBO(post *inference.Posterior, bind inference.Binder, s *param.Set, lik likelihoods.Likelihood, data gp.Data,
-	kl func(b *param.Bound) (*ad.Node, error)) (float64, error) {
-	mean, varf, err := post.Predict(data.X, bind)
-	if err != nil {
-		return 0, err
-	}
-	n := data.N()
-	t := ad.NewTape()
-	b := s.Bind(t)
-	expect := ad.Sum(lik.VarExp(b, likelihoodPfx, t.Const(mat.NewDense(n, 1, mean)), t.Const(mat.NewDense(n, 1, varf)), columnOf(data.Y)))
-	k, err := kl(b)
-	if err != nil {
-		return 0, err
-	}
-	return expect.Scalar() - k.Scalar(), nil
 }
 
 // variationalPredict returns the predictive marginals of a posterior at x:
