@@ -59,15 +59,15 @@ func init() {
 }
 
 type vishModel struct {
-	p      Params
-	kern   kernels.Kernel
-	feat   *features.SphericalHarmonics
-	lik    likelihoods.Likelihood
-	set    *param.Set
-	stats  *collapsedStats
-	post   *inference.Posterior
-	dim    int
-	train  gp.Data
+	p     Params
+	kern  kernels.Kernel
+	feat  *features.SphericalHarmonics
+	lik   likelihoods.Likelihood
+	set   *param.Set
+	stats *collapsedStats
+	post  *inference.Posterior
+	dim   int
+	train gp.Data
 }
 
 const vishKernelPfx = KernelPrefix
@@ -229,7 +229,6 @@ func (m *vishModel) condition() error {
 	}
 	return err
 }
-
 
 func (m *vishModel) Predict(x *mat.Dense) (Prediction, error) {
 	return variationalPredict("vish", m.post, m.binder(), m.set, m.lik, m.dim, x)
