@@ -62,8 +62,8 @@ type Orthogonal struct {
 // OrthPrior = S_fv S_vv⁻¹ S_vf (0 ≤ OrthPrior ≤ Residual). For MeanOnly
 // (C_v' = S_vv) the last two are equal and both are nil.
 type DecoupledTerms struct {
-	Mean, Var                              *ad.Node
-	MeanBase, MeanOrth                     *ad.Node // MeanOrth nil when K = 0
+	Mean, Var                             *ad.Node
+	MeanBase, MeanOrth                    *ad.Node // MeanOrth nil when K = 0
 	Residual, BaseCov, OrthCov, OrthPrior *ad.Node // the last two nil when K = 0 or MeanOnly
 }
 
