@@ -10,6 +10,7 @@ import (
 
 	"sgplab/gp/ad"
 	"sgplab/gp/likelihoods"
+	"sgplab/gp/optim"
 	"sgplab/gp/param"
 )
 
@@ -478,4 +479,102 @@ func TestDecoupledBadInput(t *testing.T) {
 			t.Errorf("%s: err = %v, want it to mention %q", name, err, c.ok)
 		}
 	}
+}
+
+// TestDecoupledNatGradConjugate: with a Gaussian likelihood the ELBO is
+// conjugate in each Gaussian factor, so one natural-gradient step of
+// length 1 on q(u) (q(v') fixed) or on q(v') (q(u) fixed) lands on that
+// factor's optimum: the gradient vanishes there, and for ODVGP q(u) equals
+// the closed form of odvff-spec App. B.
+func TestDecoupledNatGradConjugate(t *testing.T) {
+	p := newDecProblem(10, 40, 2, 5, 4)
+	rng := rand.New(rand.NewPCG(10, 10))
+	a := randMat(rng, 4, 1, 0.5)
+	// elbo evaluates with q of the factor being stepped given by (m, S) on
+	// the tape (Sqrt = chol S), and returns the gradients in m and S.
+	type factorQ struct{ m, s *mat.Dense }
+	elbo := func(which string, odvgp, whiten bool, q factorQ, other factorQ) (val float64, gm, gs *mat.Dense) {
+		tape := ad.NewTape()
+		m, s := tape.Var(q.m), tape.Var(q.s)
+		l, err := ad.Cholesky(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qu := Variational{Mu: m, Sqrt: l, Whiten: whiten}
+		qv := Orthogonal{Mu: tape.Const(other.m), Sqrt: tape.Const(other.s)}
+		if which == "v" {
+			qu = Variational{Mu: tape.Const(other.m), Sqrt: tape.Const(other.s)}
+			qv = Orthogonal{Mu: m, Sqrt: l, Whiten: whiten}
+		} else if odvgp {
+			qv = Orthogonal{Mu: tape.Const(a), MeanOnly: true}
+		}
+		out, _, err := Decoupled(p.blocks(tape, p.x), gaussVE(p.y, p.noise), qu, qv, 0, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tape.Backward(out)
+		return out.Scalar(), m.Grad(), s.Grad()
+	}
+	toSym := func(a *mat.Dense) *mat.SymDense {
+		n, _ := a.Dims()
+		s := mat.NewSymDense(n, nil)
+		for i := 0; i < n; i++ {
+			for j := i; j < n; j++ {
+				s.SetSym(i, j, 0.5*(a.At(i, j)+a.At(j, i)))
+			}
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name          string
+		which         string
+		odvgp, whiten bool
+	}{
+		{"odvgp q(u)", "u", true, false},
+		{"odvgp q(u) whitened", "u", true, true},
+		{"solvegp q(u)", "u", false, false},
+		{"solvegp q(v')", "v", false, false},
+		{"solvegp q(v') whitened", "v", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := factorQ{p.mu, outer(p.lu)}
+			other := factorQ{p.mv, lowerOf(p.lv)}
+			if c.which == "v" {
+				start, other = factorQ{p.mv, outer(p.lv)}, factorQ{p.mu, lowerOf(p.lu)}
+			}
+			v0, gm, gs := elbo(c.which, c.odvgp, c.whiten, start, other)
+			m1, s1, err := optimNatGrad(start.m, toSym(start.s), gm, toSym(gs), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v1, gm1, gs1 := elbo(c.which, c.odvgp, c.whiten, factorQ{m1, s1}, other)
+			if !(v1 > v0) {
+				t.Errorf("ELBO %v → %v after the step", v0, v1)
+			}
+			if n := math.Max(mat.Norm(gm1, math.Inf(1)), mat.Norm(gs1, math.Inf(1))); n > 1e-7 {
+				t.Errorf("gradient after one step of length 1 has norm %.3g (ELBO %v → %v)", n, v0, v1)
+			}
+			if c.odvgp && !c.whiten {
+				se := func(x, z *mat.Dense) *mat.Dense { return seMatrix(x, z, p.vari, p.ls) }
+				kb, kbx := se(p.z, p.z), se(p.z, p.x)
+				var sig mat.Dense
+				sig.Mul(kbx, kbx.T())
+				sig.Scale(1/p.noise, &sig)
+				sig.Add(&sig, kb)
+				want := mul(kb, inv(&sig), kb)
+				if d := mat.Norm(sub(s1, want), math.Inf(1)); d > 1e-9 {
+					t.Errorf("S after the step differs from App. B's by %.3g", d)
+				}
+			}
+		})
+	}
+}
+
+// optimNatGrad wraps optim.NatGradStep on dense matrices.
+func optimNatGrad(m *mat.Dense, s *mat.SymDense, gm *mat.Dense, gs *mat.SymDense, gamma float64) (*mat.Dense, *mat.Dense, error) {
+	nm, ns, err := optim.NatGradStep(mat.VecDenseCopyOf(m.ColView(0)), s, mat.VecDenseCopyOf(gm.ColView(0)), gs, gamma)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mat.DenseCopyOf(nm), mat.DenseCopyOf(ns), nil
 }
