@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"gonum.org/v1/gonum/mat"
+
 	"sgplab/gp/ad"
 )
 
@@ -322,4 +324,55 @@ func DecoupledMarginals(b Blocks, qu Variational, qv Orthogonal, opt Options) (D
 
 func (d *decoupled) info() Info {
 	return Info{Jitter: d.facU.jitter(), OrthJitter: d.jitV}
+}
+
+// DecoupledPrediction holds the terms of q(f_*) per test input (see
+// DecoupledTerms): Mean = MeanBase + MeanOrth and
+// Var = Residual + BaseCov + OrthCov − OrthPrior. Terms a model does not
+// have (no orthogonal set; OrthCov and OrthPrior of a mean-only q(v')) are
+// nil.
+type DecoupledPrediction struct {
+	Mean, Var, MeanBase, MeanOrth         []float64
+	Residual, BaseCov, OrthCov, OrthPrior []float64
+}
+
+// DecoupledBinder records a decoupled model on t with constant parameters
+// and returns its blocks at the test inputs x together with its q.
+type DecoupledBinder func(t *ad.Tape, x *ad.Node) (Blocks, Variational, Orthogonal, error)
+
+// DecoupledPredict returns the predictive terms of eq. (12) at the rows of
+// x, PredictChunk rows at a time (O((M + K)·PredictChunk) memory; Kuu and
+// S_vv are factorised once per chunk, O(M³ + K³), which the O(n(M² + K²))
+// of the chunk dominates for full chunks).
+func DecoupledPredict(x *mat.Dense, bind DecoupledBinder, opt Options) (*DecoupledPrediction, error) {
+	n, d := x.Dims()
+	out := &DecoupledPrediction{}
+	fields := func(p *DecoupledPrediction, tm *DecoupledTerms) []struct {
+		dst *[]float64
+		src *ad.Node
+	} {
+		return []struct {
+			dst *[]float64
+			src *ad.Node
+		}{{&p.Mean, tm.Mean}, {&p.Var, tm.Var}, {&p.MeanBase, tm.MeanBase}, {&p.MeanOrth, tm.MeanOrth},
+			{&p.Residual, tm.Residual}, {&p.BaseCov, tm.BaseCov}, {&p.OrthCov, tm.OrthCov}, {&p.OrthPrior, tm.OrthPrior}}
+	}
+	for lo := 0; lo < n; lo += PredictChunk {
+		hi := min(lo+PredictChunk, n)
+		t := ad.NewTape()
+		b, qu, qv, err := bind(t, t.Const(mat.DenseCopyOf(x.Slice(lo, hi, 0, d))))
+		if err != nil {
+			return nil, err
+		}
+		tm, _, err := DecoupledMarginals(b, qu, qv, opt)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fields(out, &tm) {
+			if f.src != nil {
+				*f.dst = append(*f.dst, mat.Col(nil, 0, f.src.Value())...)
+			}
+		}
+	}
+	return out, nil
 }

@@ -578,3 +578,42 @@ func optimNatGrad(m *mat.Dense, s *mat.SymDense, gm *mat.Dense, gs *mat.SymDense
 	}
 	return mat.DenseCopyOf(nm), mat.DenseCopyOf(ns), nil
 }
+
+// TestDecoupledPredictChunks: the chunked predictor stitches the same
+// terms as one evaluation over all test inputs.
+func TestDecoupledPredictChunks(t *testing.T) {
+	p := newDecProblem(11, 10, 2, 4, 3)
+	rng := rand.New(rand.NewPCG(11, 1))
+	xs := randMat(rng, PredictChunk+37, 2, 1)
+	bind := func(mean bool) DecoupledBinder {
+		return func(tape *ad.Tape, x *ad.Node) (Blocks, Variational, Orthogonal, error) {
+			qv := Orthogonal{Mu: tape.Const(p.mv), Sqrt: tape.Const(p.lv)}
+			if mean {
+				qv = Orthogonal{Mu: tape.Const(p.mv), MeanOnly: true}
+			}
+			return p.blocks(tape, x.Value()), Variational{Mu: tape.Const(p.mu), Sqrt: tape.Const(p.lu)}, qv, nil
+		}
+	}
+	for _, meanOnly := range []bool{false, true} {
+		pred, err := DecoupledPredict(xs, bind(meanOnly), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tape := ad.NewTape()
+		b, qu, qv, _ := bind(meanOnly)(tape, tape.Const(xs))
+		tm, _, err := DecoupledMarginals(b, qu, qv, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (pred.OrthCov == nil) != meanOnly || (pred.OrthPrior == nil) != meanOnly || pred.MeanOrth == nil {
+			t.Fatalf("mean-only %v: terms present: orth cov %v, orth prior %v", meanOnly, pred.OrthCov != nil, pred.OrthPrior != nil)
+		}
+		for i := range pred.Mean {
+			if pred.Mean[i] != tm.Mean.Value().At(i, 0) || pred.Var[i] != tm.Var.Value().At(i, 0) ||
+				pred.Residual[i] != tm.Residual.Value().At(i, 0) {
+				t.Fatalf("mean-only %v, row %d: chunked (%v, %v) vs whole (%v, %v)", meanOnly, i,
+					pred.Mean[i], pred.Var[i], tm.Mean.Value().At(i, 0), tm.Var.Value().At(i, 0))
+			}
+		}
+	}
+}
