@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/kernels"
 	"sgplab/gp/likelihoods"
 	"sgplab/gp/optim"
 	"sgplab/gp/param"
@@ -613,6 +615,61 @@ func TestDecoupledPredictChunks(t *testing.T) {
 				pred.Residual[i] != tm.Residual.Value().At(i, 0) {
 				t.Fatalf("mean-only %v, row %d: chunked (%v, %v) vs whole (%v, %v)", meanOnly, i,
 					pred.Mean[i], pred.Var[i], tm.Mean.Value().At(i, 0), tm.Var.Value().At(i, 0))
+			}
+		}
+	}
+}
+
+// TestDecoupledVFFReference: with β = VFF features as the base set (the
+// ODVFF layout) the residual term k − Q_ff at x is k(x,x) − φ(x)ᵀKφφ⁻¹φ(x),
+// whose values odvff-spec §7 gives (Matérn-3/2, σ² = 1.3, ℓ = 0.2,
+// [a,b] = [−1, 2], F = 60): q(0.3,0.3) = 1.2998 and q(−1,−1) = 0.65 (half
+// the prior variance at the interval end). A mean-only γ set leaves it, and
+// the structured whitener and the dense Gram agree.
+func TestDecoupledVFFReference(t *testing.T) {
+	k, err := kernels.New("matern32", 1, kernels.Options{Variance: 1.3, Lengthscales: []float64{0.2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := param.NewSet()
+	must(k.Declare(s, "k."))
+	f, err := features.NewVFF(k, []features.Interval{{A: -1, B: 2}}, 61, features.Additive, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := mat.NewDense(2, 1, []float64{0.3, -1})
+	zg := mat.NewDense(3, 1, []float64{0.1, 0.5, 1.4})
+	phi, err := f.Phi(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phiG, err := f.Phi(zg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{1.3 - 1.2998, 1.3 - 0.65}
+	for _, whiten := range []bool{false, true} {
+		tape := ad.NewTape()
+		kb := k.Bind(s.Bind(tape), "k.")
+		m := f.M()
+		blk := Blocks{Kuu: Kuu{Dense: f.Kuu(kb)}, Kuf: tape.Const(phi), Kff: kb.Diag(tape.Const(x)),
+			Kvv: kb.K(tape.Const(zg), tape.Const(zg)), Kvf: kb.K(tape.Const(zg), tape.Const(x)), Kvu: ad.T(tape.Const(phiG))}
+		if whiten {
+			w, err := f.Whitener(kb, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blk.Kuu = Kuu{Whiten: w}
+		}
+		qu := Variational{Mu: tape.Const(mat.NewDense(m, 1, nil)), Sqrt: tape.Const(mat.NewDense(m, m, nil)), Whiten: whiten}
+		qv := Orthogonal{Mu: tape.Const(mat.NewDense(3, 1, []float64{0.2, -0.1, 0.3})), MeanOnly: true}
+		tm, _, err := DecoupledMarginals(blk, qu, qv, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range want {
+			if got := tm.Residual.Value().At(i, 0); math.Abs(got-w) > 1e-4 {
+				t.Errorf("whiten=%v: k − q at x = %v is %.5f, want %.4f", whiten, x.At(i, 0), got, w)
 			}
 		}
 	}
