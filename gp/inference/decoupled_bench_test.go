@@ -72,4 +72,3 @@ func BenchmarkSOLVEGPvsSVGP(b *testing.B) {
 		})
 	}
 }
-
