@@ -376,3 +376,40 @@ func DecoupledPredict(x *mat.Dense, bind DecoupledBinder, opt Options) (*Decoupl
 	}
 	return out, nil
 }
+
+// DecoupledKL returns KL[q(u) ‖ p(u)] + KL[q(v') ‖ p(v')] alone, for
+// evaluating the full-data ELBO of a minibatch fit from predicted
+// marginals. Only b.Kuu, b.Kvv and b.Kvu are read.
+func DecoupledKL(b Blocks, qu Variational, qv Orthogonal, opt Options) (*ad.Node, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	if qu.Mu == nil {
+		return nil, errors.New("inference: q(u) needs a mean")
+	}
+	// The marginals at one probe input with zero covariances build the
+	// factors of Kuu and S_vv the KL terms need, at O(M³ + K³).
+	rows, _ := qu.Mu.Dims()
+	t := qu.Mu.Tape()
+	probe := Blocks{Kuu: b.Kuu, Kuf: t.Const(mat.NewDense(rows, 1, nil)), Kff: t.Const(mat.NewDense(1, 1, []float64{1})),
+		Kvv: b.Kvv, Kvu: b.Kvu}
+	if k := b.K(); k > 0 {
+		probe.Kvf = t.Const(mat.NewDense(k, 1, nil))
+	}
+	d, err := decoupledMarginals(probe, qu, qv, opt)
+	if err != nil {
+		return nil, err
+	}
+	kl, err := klU(d.facU, qu)
+	if err != nil {
+		return nil, err
+	}
+	if b.K() == 0 {
+		return kl, nil
+	}
+	klv, err := d.klV(qv)
+	if err != nil {
+		return nil, err
+	}
+	return ad.Add(kl, klv), nil
+}

@@ -674,3 +674,18 @@ func TestDecoupledVFFReference(t *testing.T) {
 		}
 	}
 }
+
+func TestDecoupledKL(t *testing.T) {
+	p := newDecProblem(12, 10, 2, 4, 3)
+	_, _, klu, klv := naiveSOLVE(p, p.x)
+	tape := ad.NewTape()
+	qu := Variational{Mu: tape.Const(p.mu), Sqrt: tape.Const(p.lu)}
+	qv := Orthogonal{Mu: tape.Const(p.mv), Sqrt: tape.Const(p.lv)}
+	got, err := DecoupledKL(p.blocks(tape, p.x), qu, qv, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(got.Scalar(), klu+klv); e > 1e-10 {
+		t.Errorf("KL %.14g, naive %.14g", got.Scalar(), klu+klv)
+	}
+}
