@@ -1,0 +1,230 @@
+package methods
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp"
+	"sgplab/gp/ad"
+	"sgplab/gp/inference"
+	"sgplab/gp/param"
+)
+
+// decoupledCases are small configurations of every decoupled method.
+var decoupledCases = []struct {
+	name, method string
+	raw          map[string]any
+}{
+	{"odvgp", "odvgp", map[string]any{"num_inducing": int64(8), "num_orthogonal": int64(10)}},
+	{"odvgp-whitened", "odvgp", map[string]any{"num_inducing": int64(8), "num_orthogonal": int64(10), "whiten": true}},
+	{"solvegp", "solvegp", map[string]any{"num_inducing": int64(8), "num_orthogonal": int64(8)}},
+	{"solvegp-whitened", "solvegp", map[string]any{"num_inducing": int64(8), "num_orthogonal": int64(8), "whiten": true}},
+	{"odvff-additive", "odvff", map[string]any{"frequencies": int64(6), "num_orthogonal": int64(10), "interval_margin": 0.5}},
+	{"odvff-kronecker", "odvff", map[string]any{"frequencies": int64(3), "num_orthogonal": int64(10), "structure": "kronecker", "interval_margin": 0.5}},
+	{"odvff-dense", "odvff", map[string]any{"frequencies": int64(4), "num_orthogonal": int64(10), "whiten": false, "interval_margin": 0.5}},
+}
+
+// buildDecoupled declares a model's parameters on data without training.
+func buildDecoupled(t *testing.T, method string, raw map[string]any, train gp.Data, task Task) *decoupledModel {
+	t.Helper()
+	model, err := Build(method, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model.(*decoupledModel)
+	if m.lik, err = variationalLikelihood(m.p, task); err != nil {
+		t.Fatal(err)
+	}
+	m.dim = train.D()
+	if err := m.build(train, FitOptions{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// perturbQ moves q away from its initial value so that every gradient
+// block is generic.
+func perturbQ(m *decoupledModel) {
+	for i, name := range []string{QuMuName, QuSqrtName, QvMuName, QvSqrtName} {
+		if !m.set.Has(name) {
+			continue
+		}
+		v := mat.DenseCopyOf(m.set.Value(name))
+		v.Apply(func(r, c int, x float64) float64 {
+			return x + 0.1*math.Sin(float64(3*r+5*c+i))
+		}, v)
+		if err := m.set.SetValue(name, v); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// TestDecoupledMethodGradients checks the gradient of every method's ELBO
+// with respect to every parameter block (kernel, noise, both feature sets,
+// q(u), q(v')) against central differences.
+func TestDecoupledMethodGradients(t *testing.T) {
+	train := toyData(21, 30, 0.1)
+	for _, tc := range decoupledCases {
+		for _, task := range []Task{Regression, Classification} {
+			t.Run(tc.name+"/"+string(task), func(t *testing.T) {
+				data := train
+				if task == Classification {
+					data = gp.Data{X: train.X, Y: make([]float64, len(train.Y))}
+					for i, y := range train.Y {
+						data.Y[i] = math.Copysign(1, y)
+					}
+				}
+				m := buildDecoupled(t, tc.method, tc.raw, data, task)
+				perturbQ(m)
+				obj := func(tape *ad.Tape, b *param.Bound) (*ad.Node, error) {
+					blk, err := m.blocks(b, tape.Const(data.X))
+					if err != nil {
+						return nil, err
+					}
+					ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, columnOf(data.Y)) }
+					qu, qv := m.q(b)
+					out, _, err := inference.Decoupled(blk, ve, qu, qv, 0, m.opts())
+					return out, err
+				}
+				checkSetGradient(t, m.set, obj, 2e-6)
+			})
+		}
+	}
+}
+
+// checkSetGradient compares the tape gradient with central differences
+// over every trainable parameter of s, naming the worst block.
+func checkSetGradient(t *testing.T, s *param.Set, f func(*ad.Tape, *param.Bound) (*ad.Node, error), tol float64) {
+	t.Helper()
+	x0 := s.Vector()
+	defer s.SetVector(x0)
+	eval := func(x []float64) float64 {
+		s.SetVector(x)
+		tape := ad.NewTape()
+		out, err := f(tape, s.Bind(tape))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Scalar()
+	}
+	tape := ad.NewTape()
+	b := s.Bind(tape)
+	out, err := f(tape, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tape.Backward(out)
+	got := b.Gradient()
+	want := fd.Gradient(nil, eval, x0, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+	scale := math.Max(1, floats.Norm(want, math.Inf(1)))
+	bad := 0
+	for i := range got {
+		if d := math.Abs(got[i] - want[i]); d > tol*scale || math.IsNaN(got[i]) {
+			if bad < 5 {
+				t.Errorf("gradient[%d] (%s) = %.10g, finite differences %.10g", i, entryName(s, i), got[i], want[i])
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d entries differ", bad, len(got))
+	}
+}
+
+// entryName names the parameter owning entry i of s.Vector().
+func entryName(s *param.Set, i int) string {
+	for _, n := range s.Names() {
+		if !s.Trainable(n) {
+			continue
+		}
+		r, c := s.Value(n).Dims()
+		if i < r*c {
+			return n
+		}
+		i -= r * c
+	}
+	return "?"
+}
+
+func TestDecoupledMethodsFit(t *testing.T) {
+	train, test := toyData(1, 150, 0.1), toyData(2, 100, 0)
+	for _, tc := range []struct {
+		method string
+		raw    map[string]any
+		opt    FitOptions
+	}{
+		{"odvgp", map[string]any{"num_inducing": int64(10), "num_orthogonal": int64(20)}, FitOptions{Iterations: 300, LearningRate: 0.05, Seed: 3}},
+		{"odvgp", map[string]any{"num_inducing": int64(10), "num_orthogonal": int64(20)}, FitOptions{Iterations: 300, LearningRate: 0.05, Seed: 3, BatchSize: 50}},
+		{"solvegp", map[string]any{"num_inducing": int64(10), "num_orthogonal": int64(10)}, FitOptions{Iterations: 60, Seed: 3}},
+		{"odvff", map[string]any{"frequencies": int64(8), "num_orthogonal": int64(20), "interval_margin": 1.0, "lengthscales": []any{0.5}},
+			FitOptions{Iterations: 300, LearningRate: 0.05, Seed: 3}},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			model, err := Build(tc.method, tc.raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := model.Fit(context.Background(), train, tc.opt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := res.Trace[0].Objective
+			if tc.opt.BatchSize == 0 && !(res.Objective > first+1) {
+				t.Errorf("objective went from %.4g to %.4g", first, res.Objective)
+			}
+			pred, err := model.Predict(test.X)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rmse(pred.Mean, test.Y)
+			t.Logf("%s: objective %.4g → %.4g (%d iterations), test RMSE %.3g", tc.method, first, res.Objective, res.Iterations, r)
+			if r > 0.25 {
+				t.Errorf("test RMSE %.3g (the noise-free signal has std ≈ 0.8)", r)
+			}
+			terms, err := model.(*decoupledModel).PredictTerms(test.X)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range pred.VarF {
+				if !(v > -1e-9) || !(pred.VarY[i] > v) {
+					t.Fatalf("point %d: VarF %v VarY %v", i, v, pred.VarY[i])
+				}
+				sum := terms.Residual[i] + terms.BaseCov[i]
+				if terms.OrthCov != nil {
+					sum += terms.OrthCov[i] - terms.OrthPrior[i]
+				}
+				if math.Abs(sum-v) > 1e-12 {
+					t.Fatalf("point %d: terms sum to %v, variance %v", i, sum, v)
+				}
+			}
+		})
+	}
+}
+
+func TestDecoupledMethodsBadInput(t *testing.T) {
+	train := toyData(4, 30, 0.1)
+	for _, c := range []struct {
+		method string
+		raw    map[string]any
+		want   string
+	}{
+		{"odvgp", map[string]any{"num_inducing": int64(20), "num_orthogonal": int64(20)}, "exceeds the 30 training inputs"},
+		{"odvgp", map[string]any{"num_orthogonal": int64(0)}, "num_orthogonal must be ≥ 1"},
+		{"odvff", map[string]any{"interval_lower": []any{-1.0}, "interval_upper": []any{1.0}}, "training inputs"},
+		{"solvegp", map[string]any{"likelihood": "poisson"}, "likelihood"},
+	} {
+		model, err := Build(c.method, c.raw)
+		if err == nil {
+			_, err = model.Fit(context.Background(), train, FitOptions{Iterations: 1}, nil)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: err = %v, want it to mention %q", c.method, c.raw, err, c.want)
+		}
+	}
+}
