@@ -85,7 +85,13 @@ func init() {
 	})
 	var vffDocs []ParamDoc
 	for _, d := range intervalParams("matern32", "additive", []ParamDoc{{Name: "frequencies", Kind: Int, Default: 51,
-		Doc: "frequencies per dimension including 0: |β| = 2·frequencies − 1 features per dimension (the paper's |β| = 100 → 51)"}}) {
+		Doc: "frequencies per dimension including 0: |β| = 2·frequencies − 1 features per dimension (the paper's |β| = 100 → 51)"},
+		{Name: "beta", Kind: String, Default: "vff", Choices: []string{"vff", "hybrid"},
+			Doc: "vff: Fourier features of the Matérn kernel per dimension; hybrid (1-D, App. C): kernel + periodic, with Fourier features of the Matérn part and periodic_inducing inducing points of the periodic part"},
+		{Name: "periodic_inducing", Kind: Int, Default: 20, Doc: "hybrid: inducing points of the periodic component (half of |β| in App. C)"},
+		{Name: "period", Kind: Float, Default: 0.5, Doc: "hybrid: initial period of the periodic component"},
+		{Name: "periodic_variance", Kind: Float, Default: 1.0, Doc: "hybrid: initial variance of the periodic component"},
+		{Name: "periodic_lengthscale", Kind: Float, Default: 0.2, Doc: "hybrid: initial lengthscale of the periodic component"}}) {
 		switch d.Name {
 		case "objective", "whiten", "noise_variance":
 			continue
@@ -104,7 +110,7 @@ func init() {
 
 func newDecoupled(kind decoupledKind) func(Params) (Model, error) {
 	return func(p Params) (Model, error) {
-		if err := checkPositive(kind.method, p, "variance", "noise_variance"); err != nil {
+		if err := checkPositive(kind.method, p, "variance", "noise_variance", "period", "periodic_variance", "periodic_lengthscale"); err != nil {
 			return nil, err
 		}
 		if err := checkJitter(kind.method, p); err != nil {
@@ -168,6 +174,11 @@ func (m *decoupledModel) build(train gp.Data, opt FitOptions) error {
 		m.base = vff
 		if err := vff.CheckInputs(x); err != nil {
 			return fmt.Errorf("training inputs: %w", err)
+		}
+		if m.p.String("beta") == "hybrid" {
+			if err := m.hybridBase(im, x, opt); err != nil {
+				return err
+			}
 		}
 	default:
 		if m.kern, err = NewKernel(m.p, d); err != nil {
@@ -237,6 +248,38 @@ func (m *decoupledModel) build(train gp.Data, opt FitOptions) error {
 		}
 	}
 	return nil
+}
+
+// hybridBase replaces the VFF base by the hybrid β of Azzimonti et al.
+// (App. C): k = k_S + k_P with a stationary Matérn k_S (VFF features) and a
+// periodic k_P (inducing points R, for which no Fourier features exist);
+// Kuu = blockdiag(Kφφ(k_S), k_P(R, R)) and Kuf = [φ(x); k_P(R, x)].
+func (m *decoupledModel) hybridBase(im *intervalModel, x *mat.Dense, opt FitOptions) error {
+	n, d := x.Dims()
+	if d != 1 {
+		return fmt.Errorf("beta = hybrid is the 1-D basis of App. C; inputs have %d dimensions (use beta = vff)", d)
+	}
+	r := m.p.Int("periodic_inducing")
+	if r < 1 || r > n {
+		return fmt.Errorf("periodic_inducing must be in [1, %d], got %d", n, r)
+	}
+	per, err := kernels.New("periodic", 1, kernels.Options{Variance: m.p.Float("periodic_variance"),
+		Lengthscales: []float64{m.p.Float("periodic_lengthscale")}, Period: m.p.Float("period")})
+	if err != nil {
+		return err
+	}
+	if m.kern, err = kernels.Sum(im.kern, per); err != nil {
+		return err
+	}
+	z, err := kmeansZ(x, r, fitRNG(opt, 3))
+	if err != nil {
+		return fmt.Errorf("periodic inducing inputs: %w", err)
+	}
+	if m.base, err = features.NewComponents(im.feat, &features.InducingPoints{Z: z, Fixed: !m.p.Bool("train_inducing")}); err != nil {
+		return err
+	}
+	m.set = param.NewSet()
+	return m.kern.Declare(m.set, KernelPrefix)
 }
 
 func identity(n int) *mat.Dense {
