@@ -38,7 +38,7 @@ func firstColumn(d gp.Data) gp.Data {
 }
 
 // buildDecoupled declares a model's parameters on data without training.
-func buildDecoupled(t *testing.T, method string, raw map[string]any, train gp.Data, task Task) *decoupledModel {
+func buildDecoupled(t testing.TB, method string, raw map[string]any, train gp.Data, task Task) *decoupledModel {
 	t.Helper()
 	model, err := Build(method, raw)
 	if err != nil {
