@@ -308,6 +308,9 @@ func (m *decoupledModel) q(b *param.Bound) (inference.Variational, inference.Ort
 func (m *decoupledModel) blocks(b *param.Bound, x *ad.Node) (inference.Blocks, error) {
 	kb := m.kern.Bind(b, KernelPrefix)
 	ub, vb := m.base.Bind(b, BasePrefix), m.orth.Bind(b, OrthPrefix)
+	if err := m.checkBox(vb); err != nil {
+		return inference.Blocks{}, err
+	}
 	kvu, err := crossCovariance(kb, ub, vb)
 	if err != nil {
 		return inference.Blocks{}, err
@@ -332,6 +335,27 @@ func (m *decoupledModel) blocks(b *param.Bound, x *ad.Node) (inference.Blocks, e
 		}
 	}
 	return inference.Blocks{Kuu: kuu, Kuf: ub.Kuf(kb, x), Kvv: vb.Kuu(kb), Kvf: vb.Kuf(kb, x), Kvu: kvu, Kff: kb.Diag(x)}, nil
+}
+
+// checkBox reports orthogonal inputs that training moved outside the VFF
+// box of the base set, where its Kuf is not defined.
+func (m *decoupledModel) checkBox(vb features.Bound) error {
+	p, ok := vb.(features.BoundPoints)
+	if !ok {
+		return nil
+	}
+	parts := []features.Feature{m.base}
+	if c, ok := m.base.(*features.Components); ok {
+		parts = c.Parts
+	}
+	for _, f := range parts {
+		if iv, ok := f.(*features.IntervalFeature); ok {
+			if err := iv.CheckInputs(p.Z.Value()); err != nil {
+				return fmt.Errorf("orthogonal inputs γ: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // crossCovariance is Kvu = Cov(v, u) (K×M) for the feature pairs where it
