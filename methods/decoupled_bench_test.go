@@ -56,4 +56,3 @@ func BenchmarkODVFFStep(b *testing.B) {
 		})
 	}
 }
-
