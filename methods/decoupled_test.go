@@ -238,3 +238,39 @@ func TestDecoupledMethodsBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestDecoupledClassification(t *testing.T) {
+	data := toyData(5, 200, 0)
+	for i, v := range data.Y {
+		data.Y[i] = math.Copysign(1, v)
+	}
+	train, test := data.Subset(seq(0, 150)), data.Subset(seq(150, 200))
+	for _, method := range []string{"odvgp", "solvegp"} {
+		model, err := Build(method, map[string]any{"num_inducing": int64(12), "num_orthogonal": int64(12)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := FitOptions{Iterations: 300, LearningRate: 0.05, Seed: 1, Task: Classification, Optimizer: "adam"}
+		res, err := model.Fit(context.Background(), train, opt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(res.Objective > res.Trace[0].Objective) {
+			t.Errorf("%s: ELBO went from %.4g to %.4g", method, res.Trace[0].Objective, res.Objective)
+		}
+		pred, err := model.Predict(test.X)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrong := 0
+		for i, p := range pred.ProbPositive {
+			if (p > 0.5) != (test.Y[i] > 0) {
+				wrong++
+			}
+		}
+		t.Logf("%s: ELBO %.4g → %.4g, %d of 50 misclassified", method, res.Trace[0].Objective, res.Objective, wrong)
+		if wrong > 8 {
+			t.Errorf("%s: %d of 50 test points misclassified", method, wrong)
+		}
+	}
+}
