@@ -48,45 +48,16 @@ func (q Variational) check(m int) error {
 // where q(f_b) = N(μ_b, v_b) is the marginal of ∫ p(f | u) q(u) du. numData is
 // the size of the full training set (0 means B: no minibatch scaling).
 //
-// With q.Whiten and a feature implementing KuuWhitener (see WithWhitener),
+// With q.Whiten and a feature whose Kuu structure is a structured root
+// (features.KuuStructure.Whiten, e.g. interval features),
 // u = Lv for the feature's structured square root L of Kuu, and no M×M
 // factorisation happens; otherwise L is the Cholesky factor of Kuu (or √ of
 // a diagonal Kuu).
 func SVGP(k kernels.Bound, f features.Bound, x *ad.Node, ve VarExp, q Variational, numData int, opt Options) (*ad.Node, Info, error) {
-	if err := opt.validate(); err != nil {
-		return nil, Info{}, err
+	if q.Sqrt == nil {
+		return nil, Info{}, fmt.Errorf("inference: q(u) needs a mean and a square root")
 	}
-	b, _ := x.Dims()
-	if b == 0 {
-		return nil, Info{}, errEmpty
-	}
-	if numData == 0 {
-		numData = b
-	}
-	if numData < b {
-		return nil, Info{}, fmt.Errorf("inference: minibatch of %d points from a training set of %d", b, numData)
-	}
-	fac, err := sqrtKuu(k, f, q.Whiten, opt)
-	if err != nil {
-		return nil, Info{}, err
-	}
-	if err := q.check(fac.size()); err != nil {
-		return nil, Info{}, err
-	}
-	mu, v, err := svgpMarginals(k, f, fac, x, q)
-	if err != nil {
-		return nil, Info{}, err
-	}
-	kl, err := klU(fac, q)
-	if err != nil {
-		return nil, Info{}, err
-	}
-	e := ve(mu, v)
-	if r, c := e.Dims(); r != b || c != 1 {
-		return nil, Info{}, fmt.Errorf("inference: variational expectations are %d×%d, want %d×1", r, c, b)
-	}
-	data := ad.Scale(float64(numData)/float64(b), ad.Sum(e))
-	return ad.Sub(data, kl), Info{Jitter: fac.jitter()}, nil
+	return BlockELBO(k, []Block{{Feature: f, Q: q}}, x, ve, numData, opt) // the one-block case
 }
 
 // SVGPMarginals returns the latent means and variances of q(f) at the rows
@@ -114,24 +85,14 @@ func SVGPMarginals(k kernels.Bound, f features.Bound, x *ad.Node, q Variational,
 //	not whitened: μ = (L⁻ᵀA)ᵀm,   v = kff − ‖A‖²_col + ‖Lqᵀ L⁻ᵀA‖²_col.
 //
 // The whitened form needs only L⁻¹, so fac may be any square root (a
-// structured one from KuuWhitener); the other needs a triangular factor.
+// structured root of the feature's Kuu structure); the other needs a
+// triangular factor.
 func svgpMarginals(k kernels.Bound, f features.Bound, fac sqrtFactor, x *ad.Node, q Variational) (mu, v *ad.Node, err error) {
 	kuf := f.Kuf(k, x)
-	a := fac.solveL(kuf)
-	if err := checkWhitened(a, kuf); err != nil {
+	mu, a, qa, err := blockProject(kuf, fac, q)
+	if err != nil {
 		return nil, nil, err
 	}
-	proj := a
-	if !q.Whiten {
-		full, err := fullFactor(fac)
-		if err != nil {
-			return nil, nil, err
-		}
-		proj = full.solveLT(a) // Kuu⁻¹ Kuf
-	}
-	lq := ad.Tril(q.Sqrt)
-	mu = ad.MatMulTA(proj, q.Mu)
-	qa := ad.MatMulTA(lq, proj)
 	v = ad.Add(ad.Sub(k.Diag(x), ad.T(ad.ColSums(ad.Square(a)))), ad.T(ad.ColSums(ad.Square(qa))))
 	return mu, v, nil
 }
@@ -191,7 +152,7 @@ func KL(k kernels.Bound, f features.Bound, q Variational, opt Options) (*ad.Node
 
 // SVGPPosterior returns the predictive posterior of q(u) (values of q.Mu and
 // q.Sqrt are read; no gradients flow). With a structured square root
-// (KuuWhitener, whitened q) the posterior's A = L⁻¹ is that root's inverse,
+// (features.KuuStructure root or precision, whitened q) the posterior's A = L⁻¹ is that root's inverse,
 // formed once by whitening the identity; predictions depend on it only
 // through AᵀA = Kuu⁻¹ and the q-dependent terms, which are consistent with
 // the ELBO's v = L⁻¹u.
