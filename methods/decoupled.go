@@ -22,21 +22,16 @@ import (
 // Orthogonally decoupled methods (ODVGP, ODVFF, SOLVE-GP,
 // spherical-orthogonal) share one model: a base set u with q(u) = N(m, C),
 // an orthogonal set v with q(v') on v' = v − Kvu Kuu⁻¹ u (full Gaussian, or
-// mean-only for ODVGP/ODVFF), and the ELBO of inference.Decoupled built
-// from the blocks Kuu, Kuf, Kvv, Kvf, Kvu of the two feature sets.
+// mean-only for ODVGP/ODVFF), and the two-block ELBO of inference.BlockELBO
+// built from the sets' Kuu (with structure), Kuf and Kvu = features.Kuv.
 //
 // In the ODVGP/ODVFF papers' notation, the base set is β (mean and
 // covariance basis) and the orthogonal set is γ (mean-only basis).
 
-// Parameter names of the decoupled methods.
-const (
-	BasePrefix = "base."   // base feature set u (β)
-	OrthPrefix = "orth."   // orthogonal feature set v (γ)
-	QuMuName   = "qu.mu"   // mean of q(u), M×1
-	QuSqrtName = "qu.sqrt" // square root of C_u, M×M (lower triangle)
-	QvMuName   = "qv.mu"   // mean of q(v') (K×1), or a_γ for mean-only
-	QvSqrtName = "qv.sqrt" // square root of C_v', K×K; absent for mean-only
-)
+// The parameters of the two sets are named by their methods.Group: the
+// base set u (β of ODVGP/ODVFF) and the orthogonal set v (γ), e.g.
+// beta.q_mu, gamma.inducing.z, u.q_sqrt. A mean-only set's q_mu holds the
+// weights a_γ (m_v' = S_vv a_γ), as the ODVGP code does.
 
 // Basis kinds a decoupled model can use for either set.
 const (
@@ -46,7 +41,8 @@ const (
 
 type decoupledKind struct {
 	method   string
-	base     string // basisPoints, basisVFF, … ; "" reads the "base" parameter
+	groups   [2]Group // parameter names of the base and orthogonal sets
+	base     string   // basisPoints, basisVFF, … ; "" reads the "base" parameter
 	orth     string
 	meanOnly bool // ODVGP/ODVFF: C_v' = S_vv, q(v') holds a_γ only
 	lbfgs    bool // default optimiser L-BFGS (the spherical-orthogonal recipe) rather than Adam
@@ -73,7 +69,7 @@ func init() {
 		Paper:   "Salimbeni, Cheng, Boots & Deisenroth (2018)",
 		Tasks:   []Task{Regression, Classification},
 		Params:  concat(KernelParams(), pointsBase, common(false)),
-		New:     newDecoupled(decoupledKind{method: "odvgp", base: basisPoints, orth: basisPoints, meanOnly: true}),
+		New:     newDecoupled(decoupledKind{method: "odvgp", groups: betaGamma, base: basisPoints, orth: basisPoints, meanOnly: true}),
 	})
 	Register(Method{
 		Name:    "solvegp",
@@ -81,7 +77,7 @@ func init() {
 		Paper:   "Shi, Titsias & Mnih (2020)",
 		Tasks:   []Task{Regression, Classification},
 		Params:  concat(KernelParams(), pointsBase, common(false)),
-		New:     newDecoupled(decoupledKind{method: "solvegp", base: basisPoints, orth: basisPoints, lbfgs: true}),
+		New:     newDecoupled(decoupledKind{method: "solvegp", groups: uv, base: basisPoints, orth: basisPoints, lbfgs: true}),
 	})
 	var vffDocs []ParamDoc
 	for _, d := range intervalParams("matern32", "additive", []ParamDoc{{Name: "frequencies", Kind: Int, Default: 51,
@@ -104,9 +100,14 @@ func init() {
 		Paper:   "Azzimonti, Schürch, Benavoli & Zaffalon (2020)",
 		Tasks:   []Task{Regression, Classification},
 		Params:  concat(vffDocs, common(true)),
-		New:     newDecoupled(decoupledKind{method: "odvff", base: basisVFF, orth: basisPoints, meanOnly: true}),
+		New:     newDecoupled(decoupledKind{method: "odvff", groups: betaGamma, base: basisVFF, orth: basisPoints, meanOnly: true}),
 	})
 }
+
+var (
+	betaGamma = [2]Group{{Name: "beta"}, {Name: "gamma"}}
+	uv        = [2]Group{{Name: "u"}, {Name: "v"}}
+)
 
 func newDecoupled(kind decoupledKind) func(Params) (Model, error) {
 	return func(p Params) (Model, error) {
@@ -216,36 +217,28 @@ func (m *decoupledModel) build(train gp.Data, opt FitOptions) error {
 		m.base = &features.InducingPoints{Z: mat.DenseCopyOf(z.Slice(0, mBase, 0, d)), Fixed: fixed}
 	}
 	m.orth = &features.InducingPoints{Z: mat.DenseCopyOf(z.Slice(mBase, mBase+k, 0, d)), Fixed: fixed}
-	if vff != nil {
-		// Kvu = Φ(Z_γ)ᵀ needs the γ inputs inside the box.
-		if err := vff.CheckInputs(m.orth.(*features.InducingPoints).Z); err != nil {
-			return fmt.Errorf("orthogonal inputs γ: %w", err)
-		}
+	gb, gv := m.kind.groups[0], m.kind.groups[1]
+	if err := m.base.Declare(m.set, gb.FeaturePrefix()); err != nil {
+		return err
 	}
-	for _, f := range []struct {
-		feat features.Feature
-		pfx  string
-	}{{m.base, BasePrefix}, {m.orth, OrthPrefix}} {
-		if err := f.feat.Declare(m.set, f.pfx); err != nil {
-			return err
-		}
+	if err := m.orth.Declare(m.set, gv.FeaturePrefix()); err != nil {
+		return err
 	}
 	// q(u) = N(0, I) and q(v') = N(0, I) (or a_γ = 0): the paper's m = 0,
 	// C = I (Tiao et al. App. B.3; Salimbeni's ODVGP code).
-	mu := m.boundBase().M()
-	if err := m.set.Add(QuMuName, mat.NewDense(mu, 1, nil), param.Identity{}); err != nil {
+	mu := m.base.Bind(m.set.Bind(ad.NewTape()), gb.FeaturePrefix()).M()
+	add := func(name string, v *mat.Dense) error { return m.set.Add(name, v, param.Identity{}) }
+	if err := add(gb.QMu(), mat.NewDense(mu, 1, nil)); err != nil {
 		return err
 	}
-	if err := m.set.Add(QuSqrtName, identity(mu), param.Identity{}); err != nil {
+	if err := add(gb.QSqrt(), identity(mu)); err != nil {
 		return err
 	}
-	if err := m.set.Add(QvMuName, mat.NewDense(k, 1, nil), param.Identity{}); err != nil {
+	if err := add(gv.QMu(), mat.NewDense(k, 1, nil)); err != nil {
 		return err
 	}
 	if !m.kind.meanOnly {
-		if err := m.set.Add(QvSqrtName, identity(k), param.Identity{}); err != nil {
-			return err
-		}
+		return add(gv.QSqrt(), identity(k))
 	}
 	return nil
 }
@@ -290,85 +283,23 @@ func identity(n int) *mat.Dense {
 	return out
 }
 
-// boundBase binds the base feature on a scratch tape (for its size).
-func (m *decoupledModel) boundBase() features.Bound {
-	return m.base.Bind(m.set.Bind(ad.NewTape()), BasePrefix)
-}
-
-func (m *decoupledModel) q(b *param.Bound) (inference.Variational, inference.Orthogonal) {
+// blocks returns the two blocks of the bound on b: the base set with q(u)
+// and the orthogonal set with q(v') (a weights block for ODVGP/ODVFF). The
+// bound reads the base set's Kuu structure (a VFF root when whitened) and
+// Kvu through features.Kuv.
+func (m *decoupledModel) blocks(b *param.Bound) []inference.Block {
 	whiten := m.p.Bool("whiten")
-	qu := inference.Variational{Mu: b.Get(QuMuName), Sqrt: b.Get(QuSqrtName), Whiten: whiten}
+	gb, gv := m.kind.groups[0], m.kind.groups[1]
+	out := []inference.Block{
+		{Feature: gb.Bind(b, m.base), Q: gb.Variational(b, whiten)},
+		{Feature: gv.Bind(b, m.orth), Q: inference.Variational{Mu: b.Get(gv.QMu())}},
+	}
 	if m.kind.meanOnly {
-		return qu, inference.Orthogonal{Mu: b.Get(QvMuName), MeanOnly: true}
+		out[1].Weights = true
+	} else {
+		out[1].Q = gv.Variational(b, whiten)
 	}
-	return qu, inference.Orthogonal{Mu: b.Get(QvMuName), Sqrt: b.Get(QvSqrtName), Whiten: whiten}
-}
-
-// blocks returns the covariances of both sets at x on the tape of b.
-func (m *decoupledModel) blocks(b *param.Bound, x *ad.Node) (inference.Blocks, error) {
-	kb := m.kern.Bind(b, KernelPrefix)
-	ub, vb := m.base.Bind(b, BasePrefix), m.orth.Bind(b, OrthPrefix)
-	if err := m.checkBox(vb); err != nil {
-		return inference.Blocks{}, err
-	}
-	kvu, err := crossCovariance(kb, ub, vb)
-	if err != nil {
-		return inference.Blocks{}, err
-	}
-	kuu := inference.Kuu{}
-	switch f := m.base.(type) {
-	case *features.IntervalFeature:
-		if m.p.Bool("whiten") {
-			w, err := f.Whitener(kb, inference.DefaultMaxTries)
-			if err != nil {
-				return inference.Blocks{}, err
-			}
-			kuu.Whiten = w
-		} else {
-			kuu.Dense = ub.Kuu(kb)
-		}
-	default:
-		if dg, ok := ub.(features.DiagonalKuu); ok {
-			kuu.Diag = dg.KuuDiag(kb)
-		} else {
-			kuu.Dense = ub.Kuu(kb)
-		}
-	}
-	return inference.Blocks{Kuu: kuu, Kuf: ub.Kuf(kb, x), Kvv: vb.Kuu(kb), Kvf: vb.Kuf(kb, x), Kvu: kvu, Kff: kb.Diag(x)}, nil
-}
-
-// checkBox reports orthogonal inputs that training moved outside the VFF
-// box of the base set, where its Kuf is not defined.
-func (m *decoupledModel) checkBox(vb features.Bound) error {
-	p, ok := vb.(features.BoundPoints)
-	if !ok {
-		return nil
-	}
-	parts := []features.Feature{m.base}
-	if c, ok := m.base.(*features.Components); ok {
-		parts = c.Parts
-	}
-	for _, f := range parts {
-		if iv, ok := f.(*features.IntervalFeature); ok {
-			if err := iv.CheckInputs(p.Z.Value()); err != nil {
-				return fmt.Errorf("orthogonal inputs γ: %w", err)
-			}
-		}
-	}
-	return nil
-}
-
-// crossCovariance is Kvu = Cov(v, u) (K×M) for the feature pairs where it
-// is defined: inducing points against anything is the other feature's Kuf
-// evaluated at the points.
-func crossCovariance(k kernels.Bound, u, v features.Bound) (*ad.Node, error) {
-	if p, ok := v.(features.BoundPoints); ok {
-		return ad.T(u.Kuf(k, p.Z)), nil
-	}
-	if p, ok := u.(features.BoundPoints); ok {
-		return v.Kuf(k, p.Z), nil
-	}
-	return nil, fmt.Errorf("no cross-covariance between %T and %T; defined pairs: inducing points × any feature", u, v)
+	return out
 }
 
 func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
@@ -413,13 +344,8 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 	bt := &batcher{data: train, size: batch, rng: fitRNG(opt, 2)}
 	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
 		x, y := bt.next()
-		blk, err := m.blocks(b, t.Const(x))
-		if err != nil {
-			return nil, err
-		}
 		ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, y) }
-		qu, qv := m.q(b)
-		out, _, err := inference.Decoupled(blk, ve, qu, qv, n, m.opts())
+		out, _, err := inference.BlockELBO(m.kern.Bind(b, KernelPrefix), m.blocks(b), t.Const(x), ve, n, m.opts())
 		return out, err
 	}
 	phases := []optim.Phase{{Name: st.Method, Trainable: trainableNames(m.set), Settings: st}}
@@ -428,7 +354,7 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 		// variational parameters and inducing inputs first.
 		var first []string
 		for _, nm := range trainableNames(m.set) {
-			if strings.HasPrefix(nm, BasePrefix) || strings.HasPrefix(nm, OrthPrefix) || strings.HasPrefix(nm, "qu.") || strings.HasPrefix(nm, "qv.") {
+			if m.groupParam(nm) {
 				first = append(first, nm)
 			}
 		}
@@ -441,14 +367,14 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 			progress(Progress{Phase: p.Phase, Iteration: p.Iteration, Objective: p.Objective, Elapsed: time.Since(start)})
 		}
 	})
-	hide := []string{QuMuName, QuSqrtName, QvMuName, QvSqrtName}
+	var hide []string
 	for _, nm := range m.set.Names() {
-		if strings.HasPrefix(nm, BasePrefix) || strings.HasPrefix(nm, OrthPrefix) {
+		if m.groupParam(nm) {
 			hide = append(hide, nm)
 		}
 	}
 	res := NewFitResult(rep, m.set, hide...)
-	res.Extra["num_base"] = float64(m.boundBase().M())
+	res.Extra["num_base"] = float64(m.base.Bind(m.set.Bind(ad.NewTape()), m.kind.groups[0].FeaturePrefix()).M())
 	res.Extra["num_orthogonal"] = float64(m.p.Int("num_orthogonal"))
 	if terr != nil && rep.Trace == nil {
 		return res, trainErr(name, terr)
@@ -464,6 +390,17 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 	return res, trainErr(name, terr)
 }
 
+// groupParam reports whether a parameter belongs to one of the two sets
+// (their inputs and q), not to the kernel or likelihood.
+func (m *decoupledModel) groupParam(name string) bool {
+	for _, g := range m.kind.groups {
+		if strings.HasPrefix(name, g.Name+".") {
+			return true
+		}
+	}
+	return false
+}
+
 // fullELBO evaluates the ELBO on all of data from chunked marginals.
 func (m *decoupledModel) fullELBO(data gp.Data) (float64, error) {
 	pred, err := m.PredictTerms(data.X)
@@ -474,34 +411,23 @@ func (m *decoupledModel) fullELBO(data gp.Data) (float64, error) {
 	t := ad.NewTape()
 	b := m.set.Bind(t)
 	expect := ad.Sum(m.lik.VarExp(b, likelihoodPfx, t.Const(mat.NewDense(n, 1, pred.Mean)), t.Const(mat.NewDense(n, 1, pred.Var)), columnOf(data.Y)))
-	blk, err := m.blocks(b, t.Const(mat.NewDense(1, m.dim, nil)))
-	if err != nil {
-		return 0, err
-	}
-	qu, qv := m.q(b)
-	kl, err := inference.DecoupledKL(blk, qu, qv, m.opts())
+	kl, err := inference.BlockKL(m.kern.Bind(b, KernelPrefix), m.blocks(b), m.opts())
 	if err != nil {
 		return 0, err
 	}
 	return expect.Scalar() - kl.Scalar(), nil
 }
 
-// PredictTerms returns the predictive decomposition of eq. (12) of
-// Tiao et al. (2023) at the rows of x, term by term (their Fig. 5).
-func (m *decoupledModel) PredictTerms(x *mat.Dense) (*inference.DecoupledPrediction, error) {
+// PredictTerms returns the predictive decomposition of eq. (12) of Shi et
+// al. (2020) at the rows of x, term by term (Fig. 5 of Tiao et al. 2023):
+// block 0 is the base set, block 1 the orthogonal set.
+func (m *decoupledModel) PredictTerms(x *mat.Dense) (*inference.BlockPrediction, error) {
 	if err := checkInputs(m.kind.method, m.fitted, x, m.dim); err != nil {
 		return nil, err
 	}
-	if f, ok := m.base.(*features.IntervalFeature); ok {
-		if err := f.CheckInputs(x); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.kind.method, err)
-		}
-	}
-	return inference.DecoupledPredict(x, func(t *ad.Tape, xn *ad.Node) (inference.Blocks, inference.Variational, inference.Orthogonal, error) {
+	return inference.BlockPredict(x, func(t *ad.Tape) (kernels.Bound, []inference.Block, error) {
 		b := m.set.Bind(t)
-		blk, err := m.blocks(b, xn)
-		qu, qv := m.q(b)
-		return blk, qu, qv, err
+		return m.kern.Bind(b, KernelPrefix), m.blocks(b), nil
 	}, m.opts())
 }
 

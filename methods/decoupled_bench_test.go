@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"sgplab/gp/ad"
+	"sgplab/gp/features"
 	"sgplab/gp/inference"
+	"sgplab/gp/kernels"
 )
 
 // BenchmarkODVFFStep is one minibatch ELBO + gradient of ODVFF as the
@@ -30,20 +32,21 @@ func BenchmarkODVFFStep(b *testing.B) {
 				x, y := bt.next()
 				tape := ad.NewTape()
 				bd := m.set.Bind(tape)
-				blk, err := m.blocks(bd, tape.Const(x))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if w := blk.Kuu.Whiten; w != nil {
-					blk.Kuu.Whiten = func(n *ad.Node) *ad.Node {
-						s := time.Now()
-						defer func() { inWhiten += time.Since(s) }()
-						return w(n)
+				blocks := m.blocks(bd)
+				fb := blocks[0].Feature
+				blocks[0].Feature = features.WithKuu(fb, features.AllForms, func(k kernels.Bound, tries int) (features.KuuStructure, error) {
+					st, err := features.StructureOf(k, fb, tries, features.AllForms)
+					if w := st.Whiten; w != nil {
+						st.Whiten = func(n *ad.Node) *ad.Node {
+							s := time.Now()
+							defer func() { inWhiten += time.Since(s) }()
+							return w(n)
+						}
 					}
-				}
+					return st, err
+				})
 				ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(bd, likelihoodPfx, mu, v, y) }
-				qu, qv := m.q(bd)
-				out, _, err := inference.Decoupled(blk, ve, qu, qv, train.N(), m.opts())
+				out, _, err := inference.BlockELBO(m.kern.Bind(bd, KernelPrefix), blocks, tape.Const(x), ve, train.N(), m.opts())
 				if err != nil {
 					b.Fatal(err)
 				}

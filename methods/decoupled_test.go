@@ -58,7 +58,11 @@ func buildDecoupled(t testing.TB, method string, raw map[string]any, train gp.Da
 // perturbQ moves q away from its initial value so that every gradient
 // block is generic.
 func perturbQ(m *decoupledModel) {
-	for i, name := range []string{QuMuName, QuSqrtName, QvMuName, QvSqrtName} {
+	var names []string
+	for _, g := range m.kind.groups {
+		names = append(names, g.QMu(), g.QSqrt())
+	}
+	for i, name := range names {
 		if !m.set.Has(name) {
 			continue
 		}
@@ -93,13 +97,8 @@ func TestDecoupledMethodGradients(t *testing.T) {
 				m := buildDecoupled(t, tc.method, tc.raw, data, task)
 				perturbQ(m)
 				obj := func(tape *ad.Tape, b *param.Bound) (*ad.Node, error) {
-					blk, err := m.blocks(b, tape.Const(data.X))
-					if err != nil {
-						return nil, err
-					}
 					ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, columnOf(data.Y)) }
-					qu, qv := m.q(b)
-					out, _, err := inference.Decoupled(blk, ve, qu, qv, 0, m.opts())
+					out, _, err := inference.BlockELBO(m.kern.Bind(b, KernelPrefix), m.blocks(b), tape.Const(data.X), ve, 0, m.opts())
 					return out, err
 				}
 				checkSetGradient(t, m.set, obj, 2e-6)
@@ -205,9 +204,10 @@ func TestDecoupledMethodsFit(t *testing.T) {
 				if !(v > -1e-9) || !(pred.VarY[i] > v) {
 					t.Fatalf("point %d: VarF %v VarY %v", i, v, pred.VarY[i])
 				}
-				sum := terms.Residual[i] + terms.BaseCov[i]
-				if terms.OrthCov != nil {
-					sum += terms.OrthCov[i] - terms.OrthPrior[i]
+				// eq. (12): [k − Q_ff] + Q C_u Q + S S⁻¹ C_v S⁻¹ S − S S⁻¹ S.
+				sum := terms.Kff[i] - terms.Prior[0][i] + terms.Cov[0][i]
+				if terms.Prior[1] != nil {
+					sum += terms.Cov[1][i] - terms.Prior[1][i]
 				}
 				if math.Abs(sum-v) > 1e-12 {
 					t.Fatalf("point %d: terms sum to %v, variance %v", i, sum, v)

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
+	"sgplab/gp/features"
 	"sgplab/gp/likelihoods"
 	"sgplab/gp/param"
 )
@@ -44,11 +45,10 @@ func BenchmarkSOLVEGPvsSVGP(b *testing.B) {
 				t := ad.NewTape()
 				bd := s.Bind(t)
 				kb := k.Bind(bd, "k.")
-				zn, wn, xn := bd.Get("z"), bd.Get("w"), t.Const(x)
-				blk := Blocks{Kuu: Kuu{Dense: kb.K(zn, zn)}, Kuf: kb.K(zn, xn), Kvv: kb.K(wn, wn), Kvf: kb.K(wn, xn), Kvu: kb.K(wn, zn), Kff: kb.Diag(xn)}
 				ve := func(mu, v *ad.Node) *ad.Node { return lik.VarExp(bd, "", mu, v, yc) }
-				out, _, err := Decoupled(blk, ve, Variational{Mu: bd.Get("qu_mu"), Sqrt: bd.Get("qu_sqrt")},
-					Orthogonal{Mu: bd.Get("qv_mu"), Sqrt: bd.Get("qv_sqrt")}, 0, opt)
+				bs := []Block{{Feature: features.BoundPoints{Z: bd.Get("z")}, Q: Variational{Mu: bd.Get("qu_mu"), Sqrt: bd.Get("qu_sqrt")}},
+					{Feature: features.BoundPoints{Z: bd.Get("w")}, Q: Variational{Mu: bd.Get("qv_mu"), Sqrt: bd.Get("qv_sqrt")}}}
+				out, _, err := BlockELBO(kb, bs, t.Const(x), ve, 0, opt)
 				if err != nil {
 					b.Fatal(err)
 				}

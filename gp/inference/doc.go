@@ -6,7 +6,12 @@
 //     memory through the M×M Woodbury form, never an N×N matrix;
 //   - SVGP: the uncollapsed ELBO of Hensman et al. (2013, 2015) with
 //     q(u) = N(m, LLᵀ), whitened or not, for any likelihood with a
-//     variational expectation, with minibatch scaling.
+//     variational expectation, with minibatch scaling;
+//   - BlockELBO: the block variational bound, of which SVGP is the one-block
+//     case and the orthogonally decoupled models the two-block case
+//     (SOLVE-GP with a full q(v'), ODVGP/ODVFF with a mean-only block of
+//     weights a_γ); BlockMarginalTerms and BlockPredict give the predictive
+//     variance term by term (eq. 12 of Shi et al. 2020).
 //
 // Every objective is a 1×1 node to maximise. The inducing variables come from
 // package features. Every path reads Kuu through one description,

@@ -51,9 +51,6 @@ type Info struct {
 	// Jitter is the total value added to the diagonal of the factorised
 	// prior matrix (Options.Jitter plus any escalation).
 	Jitter float64
-	// OrthJitter is the same for S_vv, the prior of the orthogonal
-	// variables of a decoupled model (0 when it is not factorised).
-	OrthJitter float64
 }
 
 // sqrtFactor is a square root K = LLᵀ on the tape that can only whiten:
