@@ -35,8 +35,10 @@ import (
 
 // Basis kinds a decoupled model can use for either set.
 const (
-	basisPoints = "points"
-	basisVFF    = "vff"
+	basisPoints     = "points"
+	basisVFF        = "vff"
+	basisActivation = "activation"
+	basisHarmonics  = "harmonics"
 )
 
 type decoupledKind struct {
@@ -46,6 +48,7 @@ type decoupledKind struct {
 	orth     string
 	meanOnly bool // ODVGP/ODVFF: C_v' = S_vv, q(v') holds a_γ only
 	lbfgs    bool // default optimiser L-BFGS (the spherical-orthogonal recipe) rather than Adam
+	zonal    bool // one zonal kernel for every set (the spherical methods)
 }
 
 func init() {
@@ -58,7 +61,7 @@ func init() {
 			{Name: "whiten", Kind: Bool, Default: whiten, Doc: "parametrise q(u) (and a full q(v')) over whitened variables (u = L w, Kuu = LLᵀ; v' = R w, S_vv = RRᵀ)"},
 			{Name: "likelihood", Kind: String, Default: "auto", Choices: []string{"auto", "gaussian", "bernoulli"},
 				Doc: "auto: gaussian for regression, bernoulli (probit) for classification"},
-			{Name: "init_phase_iterations", Kind: Int, Default: 100,
+			{Name: "init_iterations", Kind: Int, Default: 100,
 				Doc: "L-BFGS: first optimise only q and the inducing inputs for up to this many iterations (Tiao et al. 2023, App. B.3), then everything"},
 		})
 	}
@@ -78,6 +81,29 @@ func init() {
 		Tasks:   []Task{Regression, Classification},
 		Params:  concat(KernelParams(), pointsBase, common(false)),
 		New:     newDecoupled(decoupledKind{method: "solvegp", groups: uv, base: basisPoints, orth: basisPoints, lbfgs: true}),
+	})
+	Register(Method{
+		Name: "spherical-orthogonal",
+		Summary: "orthogonally decoupled GP with spherical features: base set u and orthogonal set v each of activation units, spherical harmonics or inducing points " +
+			"(default: activation base, inducing-point orthogonal set, the paper's proposal), one zonal kernel, full q(u) and q(v')",
+		Paper: "Tiao, Dutordoir & Picheny (2023)",
+		Tasks: []Task{Regression, Classification},
+		Params: concat(zonalKernelParams("arccos1"), []ParamDoc{
+			{Name: "base", Kind: String, Default: basisActivation, Choices: []string{basisActivation, basisHarmonics, basisPoints},
+				Doc: "base set u (App. A rows): activation units H_m, spherical harmonics Y_m, or inducing points k(z_m, ·)"},
+			{Name: "orthogonal", Kind: String, Default: basisPoints, Choices: []string{basisPoints, basisActivation, basisHarmonics},
+				Doc: "orthogonal set v (App. A columns); the pair needs a cross-covariance Kvu: inducing points against anything (the feature evaluated at the points), or a pair the features define"},
+			{Name: "num_inducing", Kind: Int, Default: 128, Doc: "size M of the base set when it is activation units or inducing points"},
+			{Name: "activation", Kind: String, Default: "softplus", Choices: features.Activations(),
+				Doc: "σ of the units H_m(x) = ρ(x)σ(ẑ_mᵀx̂); relu has an infinite RKHS norm (Kuu grows without bound with activation_levels), softplus converges"},
+			{Name: "activation_levels", Kind: Int, Default: 6, Doc: "truncation L of the units and their Kuu and Kvu (levels 0…L−1 with a non-zero kernel coefficient)"},
+			{Name: "directions_init", Kind: String, Default: "data", Choices: []string{"data", "random"},
+				Doc: "initial unit directions: the augmented inputs x̃ of random training points, or N(0, I) draws (seeded)"},
+			{Name: "train_directions", Kind: Bool, Default: true, Doc: "optimise the unit directions"},
+			{Name: "max_level", Kind: Int, Default: 3, Doc: "spherical harmonics: the complete levels 0…max_level (levels with a zero kernel coefficient dropped)"},
+			{Name: "train_weights", Kind: Bool, Default: true, Doc: "optimise the kernel's weight and bias variances"},
+		}, common(false)),
+		New: newDecoupled(decoupledKind{method: "spherical-orthogonal", groups: uv, lbfgs: true, zonal: true}),
 	})
 	var vffDocs []ParamDoc
 	for _, d := range intervalParams("matern32", "additive", []ParamDoc{{Name: "frequencies", Kind: Int, Default: 51,
@@ -117,12 +143,12 @@ func newDecoupled(kind decoupledKind) func(Params) (Model, error) {
 		if err := checkJitter(kind.method, p); err != nil {
 			return nil, err
 		}
-		for _, n := range []string{"num_inducing", "num_orthogonal", "frequencies"} {
+		for _, n := range []string{"num_inducing", "num_orthogonal", "frequencies", "activation_levels"} {
 			if p.Has(n) && p.Int(n) < 1 {
 				return nil, fmt.Errorf("%s: %s must be ≥ 1, got %d", kind.method, n, p.Int(n))
 			}
 		}
-		if v := p.Int("init_phase_iterations"); v < 0 {
+		if v := p.Int("init_iterations"); v < 0 {
 			return nil, fmt.Errorf("%s: init_phase_iterations must be ≥ 0, got %d", kind.method, v)
 		}
 		return &decoupledModel{kind: kind, p: p}, nil
@@ -159,20 +185,32 @@ func variationalLikelihood(p Params, task Task) (likelihoods.Likelihood, error) 
 	return likelihoods.New(name)
 }
 
+// basisKinds returns the kinds of the base and orthogonal sets.
+func (m *decoupledModel) basisKinds() (base, orth string) {
+	base, orth = m.kind.base, m.kind.orth
+	if base == "" {
+		base = m.p.String("base")
+	}
+	if orth == "" {
+		orth = m.p.String("orthogonal")
+	}
+	return base, orth
+}
+
 // build declares the kernel, likelihood, both feature sets and q.
 func (m *decoupledModel) build(train gp.Data, opt FitOptions) error {
 	x := train.X
 	n, d := x.Dims()
 	var err error
-	var vff *features.IntervalFeature
-	switch m.kind.base {
-	case basisVFF:
+	baseKind, orthKind := m.basisKinds()
+	switch {
+	case baseKind == basisVFF:
 		im := &intervalModel{method: "vff", p: m.p}
 		if err := im.build(x); err != nil {
 			return err
 		}
-		m.kern, m.set, vff = im.kern, im.set, im.feat
-		m.base = vff
+		vff := im.feat
+		m.kern, m.set, m.base = im.kern, im.set, vff
 		if err := vff.CheckInputs(x); err != nil {
 			return fmt.Errorf("training inputs: %w", err)
 		}
@@ -181,6 +219,15 @@ func (m *decoupledModel) build(train gp.Data, opt FitOptions) error {
 				return err
 			}
 		}
+	case m.kind.zonal:
+		if m.kern, err = newZonalKernel(m.kind.method, m.p, d); err != nil {
+			return err
+		}
+		m.set = param.NewSet()
+		if err := m.kern.Declare(m.set, KernelPrefix); err != nil {
+			return err
+		}
+		m.set.SetTrainable(m.p.Bool("train_weights"), KernelPrefix+"weight_variances", KernelPrefix+"bias_variance")
 	default:
 		if m.kern, err = NewKernel(m.p, d); err != nil {
 			return err
@@ -193,30 +240,43 @@ func (m *decoupledModel) build(train gp.Data, opt FitOptions) error {
 	if err := m.lik.Declare(m.set, likelihoodPfx); err != nil {
 		return err
 	}
-	// Inducing inputs: one draw for both point sets, base first.
-	k := m.p.Int("num_orthogonal")
-	mBase := 0
-	if m.kind.base == basisPoints {
-		mBase = m.p.Int("num_inducing")
+	// Inducing inputs: one draw for both point sets, base first (the
+	// SOLVE-GP code's k-means with M + K centres).
+	counts := [2]int{m.p.Int("num_inducing"), m.p.Int("num_orthogonal")}
+	kinds := [2]string{baseKind, orthKind}
+	nz := 0
+	for i, kd := range kinds {
+		if kd == basisPoints {
+			nz += counts[i]
+		}
 	}
-	if mBase+k > n {
-		return fmt.Errorf("num_inducing + num_orthogonal = %d exceeds the %d training inputs", mBase+k, n)
+	if nz > n {
+		return fmt.Errorf("the inducing inputs of both sets (%d) exceed the %d training inputs", nz, n)
 	}
-	rng := fitRNG(opt, 1)
 	var z *mat.Dense
-	if m.p.String("inducing_init") == "random" {
-		z, err = inducing.RandomSubset(x, mBase+k, rng)
-	} else {
-		z, err = kmeansZ(x, mBase+k, rng)
+	if nz > 0 {
+		rng := fitRNG(opt, 1)
+		if m.p.String("inducing_init") == "random" {
+			z, err = inducing.RandomSubset(x, nz, rng)
+		} else {
+			z, err = kmeansZ(x, nz, rng)
+		}
+		if err != nil {
+			return fmt.Errorf("inducing inputs: %w", err)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("inducing inputs: %w", err)
+	sets := [2]*features.Feature{&m.base, &m.orth}
+	off := 0
+	for i, kd := range kinds {
+		if i == 0 && kd == basisVFF {
+			continue
+		}
+		f, err := m.newSet(kd, i, counts[i], z, &off, train, opt)
+		if err != nil {
+			return fmt.Errorf("%s set: %w", [2]string{"base", "orthogonal"}[i], err)
+		}
+		*sets[i] = f
 	}
-	fixed := !m.p.Bool("train_inducing")
-	if mBase > 0 {
-		m.base = &features.InducingPoints{Z: mat.DenseCopyOf(z.Slice(0, mBase, 0, d)), Fixed: fixed}
-	}
-	m.orth = &features.InducingPoints{Z: mat.DenseCopyOf(z.Slice(mBase, mBase+k, 0, d)), Fixed: fixed}
 	gb, gv := m.kind.groups[0], m.kind.groups[1]
 	if err := m.base.Declare(m.set, gb.FeaturePrefix()); err != nil {
 		return err
@@ -224,9 +284,18 @@ func (m *decoupledModel) build(train gp.Data, opt FitOptions) error {
 	if err := m.orth.Declare(m.set, gv.FeaturePrefix()); err != nil {
 		return err
 	}
+	for i, g := range m.kind.groups {
+		switch kinds[i] {
+		case basisPoints:
+			m.set.SetTrainable(m.p.Bool("train_inducing"), g.Z())
+		case basisActivation:
+			m.set.SetTrainable(m.p.Bool("train_directions"), g.FeaturePrefix()+"directions")
+		}
+	}
 	// q(u) = N(0, I) and q(v') = N(0, I) (or a_γ = 0): the paper's m = 0,
 	// C = I (Tiao et al. App. B.3; Salimbeni's ODVGP code).
-	mu := m.base.Bind(m.set.Bind(ad.NewTape()), gb.FeaturePrefix()).M()
+	scratch := m.set.Bind(ad.NewTape())
+	mu, k := gb.Bind(scratch, m.base).M(), gv.Bind(scratch, m.orth).M()
 	add := func(name string, v *mat.Dense) error { return m.set.Add(name, v, param.Identity{}) }
 	if err := add(gb.QMu(), mat.NewDense(mu, 1, nil)); err != nil {
 		return err
@@ -241,6 +310,42 @@ func (m *decoupledModel) build(train gp.Data, opt FitOptions) error {
 		return add(gv.QSqrt(), identity(k))
 	}
 	return nil
+}
+
+// newSet builds set i (0 base, 1 orthogonal) of kind kd with count
+// members: inducing points take the next count rows of z (at *off),
+// activation units draw their directions, spherical harmonics take the
+// complete levels 0…max_level.
+func (m *decoupledModel) newSet(kd string, i, count int, z *mat.Dense, off *int, train gp.Data, opt FitOptions) (features.Feature, error) {
+	switch kd {
+	case basisPoints:
+		_, d := z.Dims()
+		f := features.NewInducingPoints(z.Slice(*off, *off+count, 0, d).(*mat.Dense))
+		*off += count
+		return f, nil
+	case basisActivation, basisHarmonics:
+		kb, ok := m.kern.Bind(m.set.Bind(ad.NewTape()), KernelPrefix).(kernels.ZonalBound)
+		if !ok {
+			return nil, fmt.Errorf("%s features need a zonal kernel, not %s", kd, m.kern.Name())
+		}
+		if kd == basisHarmonics {
+			f, err := features.NewSphericalHarmonicsFor(kb, m.p.Int("max_level"))
+			if err != nil {
+				return nil, err
+			}
+			return f, f.CheckKernel(kb)
+		}
+		dirs, err := initialDirections(m.p.String("directions_init"), count, kb, train, fitRNG(opt, uint64(4+i)))
+		if err != nil {
+			return nil, err
+		}
+		f, err := features.NewActivation(m.p.String("activation"), dirs, m.p.Int("activation_levels"))
+		if err != nil {
+			return nil, err
+		}
+		return f, f.CheckKernel(kb)
+	}
+	return nil, fmt.Errorf("unknown basis %q; valid: %s, %s, %s", kd, basisPoints, basisActivation, basisHarmonics)
 }
 
 // hybridBase replaces the VFF base by the hybrid β of Azzimonti et al.
@@ -349,7 +454,7 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 		return out, err
 	}
 	phases := []optim.Phase{{Name: st.Method, Trainable: trainableNames(m.set), Settings: st}}
-	if st.Method == optim.LBFGS && m.p.Int("init_phase_iterations") > 0 && opt.Iterations > 0 {
+	if st.Method == optim.LBFGS && m.p.Int("init_iterations") > 0 && opt.Iterations > 0 {
 		// Tiao et al. (2023, App. B.3): up to 100 iterations on the
 		// variational parameters and inducing inputs first.
 		var first []string
@@ -359,7 +464,7 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 			}
 		}
 		init := st
-		init.MaxIter = m.p.Int("init_phase_iterations")
+		init.MaxIter = m.p.Int("init_iterations")
 		phases = append([]optim.Phase{{Name: "init", Trainable: first, Settings: init}}, phases...)
 	}
 	rep, terr := optim.Train(ctx, m.set, obj, phases, func(p optim.Progress) {

@@ -28,6 +28,12 @@ var decoupledCases = []struct {
 	{"odvff-additive", "odvff", map[string]any{"frequencies": int64(6), "num_orthogonal": int64(10), "interval_margin": 0.5}},
 	{"odvff-kronecker", "odvff", map[string]any{"frequencies": int64(3), "num_orthogonal": int64(10), "structure": "kronecker", "interval_margin": 0.5}},
 	{"odvff-dense", "odvff", map[string]any{"frequencies": int64(4), "num_orthogonal": int64(10), "whiten": false, "interval_margin": 0.5}},
+	{"spherical-activation-points", "spherical-orthogonal", map[string]any{"num_inducing": int64(6), "num_orthogonal": int64(5), "activation_levels": int64(4)}},
+	{"spherical-activation-points-whitened", "spherical-orthogonal", map[string]any{"num_inducing": int64(6), "num_orthogonal": int64(5), "activation_levels": int64(4), "whiten": true, "activation": "relu"}},
+	{"spherical-points-activation", "spherical-orthogonal", map[string]any{"base": "points", "orthogonal": "activation", "num_inducing": int64(5), "num_orthogonal": int64(6), "activation_levels": int64(4)}},
+	{"spherical-harmonics-points", "spherical-orthogonal", map[string]any{"base": "harmonics", "max_level": int64(2), "num_orthogonal": int64(5), "kernel": "sphere-matern52"}},
+	{"spherical-points-harmonics", "spherical-orthogonal", map[string]any{"base": "points", "orthogonal": "harmonics", "max_level": int64(2), "num_inducing": int64(5), "kernel": "sphere-matern52"}},
+	{"spherical-points-points", "spherical-orthogonal", map[string]any{"base": "points", "num_inducing": int64(5), "num_orthogonal": int64(5), "kernel": "chordal-matern52"}},
 	{"odvff-hybrid-1d", "odvff", map[string]any{"frequencies": int64(4), "num_orthogonal": int64(6), "beta": "hybrid", "periodic_inducing": int64(4), "interval_margin": 0.5}},
 }
 

@@ -118,12 +118,3 @@ func posteriorELBO(post *inference.Posterior, bind inference.Binder, s *param.Se
 	}
 	return expect.Scalar() - k.Scalar(), nil
 }
-
-// identity is the n×n identity.
-func identity(n int) *mat.Dense {
-	m := mat.NewDense(n, n, nil)
-	for i := 0; i < n; i++ {
-		m.Set(i, i, 1)
-	}
-	return m
-}
