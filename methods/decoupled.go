@@ -148,6 +148,9 @@ func newDecoupled(kind decoupledKind) func(Params) (Model, error) {
 				return nil, fmt.Errorf("%s: %s must be ≥ 1, got %d", kind.method, n, p.Int(n))
 			}
 		}
+		if p.String("base") == basisHarmonics && p.String("orthogonal") == basisHarmonics {
+			return nil, fmt.Errorf("%s: base = orthogonal = harmonics (App. A.2.2) has Kvu = Kuu, so S_vv = 0 and the model collapses to SVGP with harmonics (method vish); choose another orthogonal set", kind.method)
+		}
 		if v := p.Int("init_iterations"); v < 0 {
 			return nil, fmt.Errorf("%s: init_phase_iterations must be ≥ 0, got %d", kind.method, v)
 		}
@@ -282,6 +285,11 @@ func (m *decoupledModel) build(train gp.Data, opt FitOptions) error {
 		return err
 	}
 	if err := m.orth.Declare(m.set, gv.FeaturePrefix()); err != nil {
+		return err
+	}
+	// A pair without a cross-covariance fails here, before training.
+	scratch0 := m.set.Bind(ad.NewTape())
+	if _, err := features.Kuv(m.kern.Bind(scratch0, KernelPrefix), gb.Bind(scratch0, m.base), gv.Bind(scratch0, m.orth)); err != nil {
 		return err
 	}
 	for i, g := range m.kind.groups {

@@ -34,6 +34,9 @@ var decoupledCases = []struct {
 	{"spherical-harmonics-points", "spherical-orthogonal", map[string]any{"base": "harmonics", "max_level": int64(2), "num_orthogonal": int64(5), "kernel": "sphere-matern52"}},
 	{"spherical-points-harmonics", "spherical-orthogonal", map[string]any{"base": "points", "orthogonal": "harmonics", "max_level": int64(2), "num_inducing": int64(5), "kernel": "sphere-matern52"}},
 	{"spherical-points-points", "spherical-orthogonal", map[string]any{"base": "points", "num_inducing": int64(5), "num_orthogonal": int64(5), "kernel": "chordal-matern52"}},
+	{"spherical-activation-activation", "spherical-orthogonal", map[string]any{"orthogonal": "activation", "num_inducing": int64(5), "num_orthogonal": int64(4), "activation_levels": int64(4)}},
+	{"spherical-activation-harmonics", "spherical-orthogonal", map[string]any{"orthogonal": "harmonics", "num_inducing": int64(5), "max_level": int64(1), "activation_levels": int64(4), "kernel": "sphere-matern52"}},
+	{"spherical-harmonics-activation", "spherical-orthogonal", map[string]any{"base": "harmonics", "orthogonal": "activation", "max_level": int64(2), "num_orthogonal": int64(4), "activation_levels": int64(5), "kernel": "sphere-matern52"}},
 	{"odvff-hybrid-1d", "odvff", map[string]any{"frequencies": int64(4), "num_orthogonal": int64(6), "beta": "hybrid", "periodic_inducing": int64(4), "interval_margin": 0.5}},
 }
 
@@ -278,5 +281,15 @@ func TestDecoupledClassification(t *testing.T) {
 		if wrong > 8 {
 			t.Errorf("%s: %d of 50 test points misclassified", method, wrong)
 		}
+	}
+}
+
+// TestSphericalHarmonicsPair: A.2.2 (harmonics against the same
+// harmonics) has S_vv = 0 and collapses to SVGP; it is refused with that
+// reason.
+func TestSphericalHarmonicsPair(t *testing.T) {
+	_, err := Build("spherical-orthogonal", map[string]any{"base": "harmonics", "orthogonal": "harmonics"})
+	if err == nil || !strings.Contains(err.Error(), "collapses") {
+		t.Errorf("harmonics × harmonics: err = %v", err)
 	}
 }
