@@ -80,4 +80,3 @@ func TestActivationCrossCovariances(t *testing.T) {
 		})
 	}
 }
-
