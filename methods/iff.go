@@ -40,11 +40,9 @@ type iffModel struct {
 	kern  kernels.Kernel
 	feat  *features.IFF
 	set   *param.Set
-	stats *inference.Stats
-	// trainX are the training inputs, for Σ_n k(x_n, x_n).
-	trainX *mat.Dense
-	post   *inference.Posterior
-	noise  float64
+	bound *collapsedStats
+	post  *inference.Posterior
+	noise float64
 }
 
 // iffKernelDefaults: kernels with a spectral density, and the paper's
@@ -72,8 +70,7 @@ func (m *iffModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 	if err := train.Validate(); err != nil {
 		return FitResult{}, fmt.Errorf("iff: %w", err)
 	}
-	st, err := Settings(opt, optim.LBFGS)
-	if err != nil {
+	if _, err := Settings(opt, optim.LBFGS); err != nil {
 		return FitResult{}, fmt.Errorf("iff: %w", err)
 	}
 	start := time.Now()
@@ -98,21 +95,13 @@ func (m *iffModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 	if m.set, err = newRegressionSet(m.kern, m.p); err != nil {
 		return FitResult{}, fmt.Errorf("iff: %w", err)
 	}
+	m.bound = &collapsedStats{kern: m.kern, feat: m.feat, set: m.set}
 	// The O(NM²) precompute, once; every step below is O(M³).
-	if m.stats, err = inference.ComputeStats(train.X, train.Y, m.feat.M(), m.feat.Phi); err != nil {
+	if err := m.bound.precompute(train, m.feat.M(), m.feat.Phi); err != nil {
 		return FitResult{}, fmt.Errorf("iff: %w", err)
 	}
-	m.trainX = train.X
-	precompute := time.Since(start).Seconds()
-
-	rep, terr := Train(ctx, m.set, m.objective, st, st.Method, start, progress)
-	res := NewFitResult(rep, m.set)
-	res.Extra["num_features"] = float64(m.feat.M())
-	res.Extra["precompute_seconds"] = precompute
-	for i := range res.Trace {
-		res.Trace[i].Elapsed += precompute
-	}
-	if terr != nil && rep.Trace == nil {
+	res, terr := m.bound.fit(ctx, opt, start, time.Since(start).Seconds(), progress)
+	if terr != nil && res.Trace == nil {
 		return res, trainErr("iff", terr)
 	}
 	if err := m.condition(); err != nil {
@@ -146,25 +135,12 @@ func (m *iffModel) epsilon(x *mat.Dense) ([]float64, error) {
 
 // objective is 𝔉̂ from the precomputed statistics.
 func (m *iffModel) objective(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
-	kb := m.kern.Bind(b, KernelPrefix)
-	kuu, err := features.StructureOf(kb, m.feat.Bind(b, ""), 0, features.AllForms)
-	if err != nil {
-		return nil, err
-	}
-	out, _, err := inference.CollapsedFromStats(m.stats, kuu, kernels.DiagSum(t, kb, m.trainX), b.Get(noiseName), inference.Options{})
-	return out, err
+	return m.bound.objective(t, b)
 }
 
 // condition stores the predictive posterior at the current parameters.
 func (m *iffModel) condition() error {
-	t := ad.NewTape()
-	b := m.set.Bind(t)
-	kb := m.kern.Bind(b, KernelPrefix)
-	kuu, err := features.StructureOf(kb, m.feat.Bind(b, ""), 0, features.AllForms)
-	if err != nil {
-		return fmt.Errorf("iff: posterior: %w", err)
-	}
-	post, err := inference.StatsPosterior(m.stats, kuu, b.Get(noiseName), inference.Options{})
+	post, err := m.bound.posterior()
 	if err != nil {
 		return fmt.Errorf("iff: posterior: %w", err)
 	}

@@ -29,7 +29,7 @@ func init() {
 		Summary: "stochastic variational GP with inducing points: uncollapsed ELBO, minibatches, Gaussian or probit likelihood",
 		Paper:   "Hensman et al. (2013, 2015)",
 		Tasks:   []Task{Regression, Classification},
-		Params: concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams(), []ParamDoc{
+		Params: concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams(), VariationalParams(), []ParamDoc{
 			{Name: "whiten", Kind: Bool, Default: true, Doc: "parametrise q over v with u = Lv, Kuu = LLᵀ"},
 			{Name: "likelihood", Kind: String, Default: "auto", Choices: []string{"auto", "gaussian", "bernoulli"},
 				Doc: "auto: gaussian for regression, bernoulli (probit) for classification"},
@@ -39,6 +39,9 @@ func init() {
 				return nil, err
 			}
 			if err := checkJitter("svgp", p); err != nil {
+				return nil, err
+			}
+			if err := checkNatGradStep("svgp", p); err != nil {
 				return nil, err
 			}
 			return &svgpModel{p: p}, nil
@@ -85,33 +88,6 @@ func (m *svgpModel) initQ() error {
 	return nil
 }
 
-// batcher yields minibatches from a seeded permutation, reshuffled every
-// epoch, so a fit is reproducible from FitOptions.Seed.
-type batcher struct {
-	data gp.Data
-	size int
-	perm []int
-	pos  int
-	rng  interface{ Perm(int) []int }
-	yAll *mat.Dense // full-batch targets as a column, built once
-}
-
-func (bt *batcher) next() (*mat.Dense, *mat.Dense) {
-	n := bt.data.N()
-	if bt.size >= n {
-		if bt.yAll == nil {
-			bt.yAll = columnOf(bt.data.Y)
-		}
-		return bt.data.X, bt.yAll
-	}
-	if bt.perm == nil || bt.pos+bt.size > n {
-		bt.perm, bt.pos = bt.rng.Perm(n), 0
-	}
-	sub := bt.data.Subset(bt.perm[bt.pos : bt.pos+bt.size])
-	bt.pos += bt.size
-	return sub.X, columnOf(sub.Y)
-}
-
 func (m *svgpModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
 	start := time.Now()
 	if err := checkTask("svgp", opt, Regression, Classification); err != nil {
@@ -120,18 +96,12 @@ func (m *svgpModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, prog
 	if err := train.Validate(); err != nil {
 		return FitResult{}, fmt.Errorf("svgp: %w", err)
 	}
-	st, err := Settings(opt, optim.Adam)
-	if err != nil {
+	n := train.N()
+	if _, err := variationalSettings(opt, n, optim.Adam); err != nil {
 		return FitResult{}, fmt.Errorf("svgp: %w", err)
 	}
-	n := train.N()
-	batch := opt.BatchSize
-	if batch <= 0 || batch > n {
-		batch = n
-	}
-	if st.Method == optim.LBFGS && batch < n {
-		return FitResult{}, fmt.Errorf("svgp: L-BFGS needs full-batch gradients; got batch size %d of %d (use adam)", batch, n)
-	}
+	batch := batchSize(opt, n)
+	var err error
 	if m.lik, err = m.likelihood(opt.Task); err != nil {
 		return FitResult{}, fmt.Errorf("svgp: %w", err)
 	}
@@ -150,14 +120,13 @@ func (m *svgpModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, prog
 	if err := m.initQ(); err != nil {
 		return FitResult{}, err
 	}
-	bt := &batcher{data: train, size: batch, rng: fitRNG(opt, 2)}
-	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
-		x, y := bt.next()
-		ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, y) }
-		out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(x), ve, m.q(b), n, m.opts())
-		return out, err
-	}
-	rep, terr := Train(ctx, m.set, obj, st, st.Method, start, progress)
+	fit := variationalFit{method: "svgp", set: m.set, groups: []Group{{}}, defaultOptimizer: optim.Adam,
+		objective: func(t *ad.Tape, b *param.Bound, bt Batch) (*ad.Node, error) {
+			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, bt.Y) }
+			out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(bt.X), ve, m.q(b), n, m.opts())
+			return out, err
+		}}
+	rep, terr := fit.train(ctx, m.p, train, opt, start, progress)
 	res := NewFitResult(rep, m.set, InducingName, QMuName, QSqrtName)
 	res.Extra["num_inducing"] = float64(m.feat.Z.RawMatrix().Rows)
 	if terr != nil && rep.Trace == nil {
@@ -183,19 +152,9 @@ func (m *svgpModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, prog
 // factorised once for all the data; Posterior.Predict works in chunks, and
 // memory stays O(N + M·PredictChunk).
 func (m *svgpModel) fullELBO(data gp.Data) (float64, error) {
-	mean, varf, err := m.post.Predict(data.X, pointsBinder(m.set, m.kern, m.feat))
-	if err != nil {
-		return 0, err
-	}
-	n := data.N()
-	t := ad.NewTape()
-	b := m.set.Bind(t)
-	expect := ad.Sum(m.lik.VarExp(b, likelihoodPfx, t.Const(mat.NewDense(n, 1, mean)), t.Const(mat.NewDense(n, 1, varf)), columnOf(data.Y)))
-	kl, err := inference.KL(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), m.q(b), m.opts())
-	if err != nil {
-		return 0, err
-	}
-	return expect.Scalar() - kl.Scalar(), nil
+	return fullDataELBO(data, m.set, m.post, pointsBinder(m.set, m.kern, m.feat), m.lik, func(b *param.Bound) (*ad.Node, error) {
+		return inference.KL(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), m.q(b), m.opts())
+	})
 }
 
 func (m *svgpModel) Predict(x *mat.Dense) (Prediction, error) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -71,6 +70,7 @@ func intervalParams(kernel, structure string, extra []ParamDoc) []ParamDoc {
 			Doc: "collapsed: Titsias bound from statistics precomputed once (O(M³) per step); svgp: uncollapsed ELBO with q(u) = N(m, S) trained jointly"},
 		{Name: "whiten", Kind: Bool, Default: true, Doc: "svgp: whitened parameterisation u = L v with L the feature's structured square root of Kuu (no dense Cholesky); false: q over u, which needs a dense factorisation of Kuu every step"},
 	}...)
+	docs = append(docs, VariationalParams()...)
 	return append(docs, extra...)
 }
 
@@ -81,6 +81,7 @@ type intervalModel struct {
 	feat   *features.IntervalFeature
 	set    *param.Set
 	stats  *inference.Stats
+	bound  *collapsedStats // the collapsed objective (nil for svgp)
 	post   *inference.Posterior
 	noise  float64
 	lik    *likelihoods.Gaussian
@@ -96,6 +97,12 @@ func newIntervalModel(method string, p Params) (Model, error) {
 	}
 	if p.Has("frequencies") && p.Int("frequencies") < 1 {
 		return nil, fmt.Errorf("%s: frequencies must be ≥ 1, got %d", method, p.Int("frequencies"))
+	}
+	if err := checkNatGradStep(method, p); err != nil {
+		return nil, err
+	}
+	if p.Has("natgrad_step") && p.String("objective") != "svgp" {
+		return nil, fmt.Errorf("%s: natgrad_step trains q(u) of the svgp objective; the collapsed objective has no q(u) (set objective = \"svgp\")", method)
 	}
 	if p.Has("bases") && p.Int("bases") < 4 {
 		return nil, fmt.Errorf("%s: bases must be ≥ 4 for cubic B-splines, got %d", method, p.Int("bases"))
@@ -209,6 +216,14 @@ func (m *intervalModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, 
 	if err := train.Validate(); err != nil {
 		return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
 	}
+	svgp := m.p.String("objective") == "svgp"
+	if svgp {
+		if _, err := variationalSettings(opt, train.N(), optim.LBFGS); err != nil {
+			return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
+		}
+	} else if _, err := Settings(opt, optim.LBFGS); err != nil {
+		return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
+	}
 	start := time.Now()
 	if err := m.build(train.X); err != nil {
 		return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
@@ -217,160 +232,96 @@ func (m *intervalModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, 
 		return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
 	}
 	m.train = train
+	m.lik = likelihoods.NewGaussian(m.p.Float("noise_variance"))
+	if err := m.lik.Declare(m.set, likelihoodPfx); err != nil {
+		return FitResult{}, err
+	}
 	var (
-		obj    func(*ad.Tape, *param.Bound) (*ad.Node, error)
-		phases []optim.Phase
-		extra  = map[string]float64{"num_features": float64(m.feat.M())}
+		res FitResult
+		err error
 	)
-	if m.p.String("objective") == "svgp" {
-		var err error
-		if obj, phases, err = m.svgpSetup(train, opt); err != nil {
-			return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
-		}
+	if svgp {
+		res, err = m.fitSVGP(ctx, train, opt, start, progress)
 	} else {
-		if err := m.set.AddScalar("noise_variance", m.p.Float("noise_variance"), param.DefaultPositive); err != nil {
-			return FitResult{}, err
-		}
-		var err error
+		m.bound = &collapsedStats{kern: m.kern, feat: m.feat, set: m.set}
 		// The O(NM²) precompute, once; every step below is O(M³).
-		if m.stats, err = inference.ComputeStats(train.X, train.Y, m.feat.M(), m.feat.Phi); err != nil {
+		if err := m.bound.precompute(train, m.feat.M(), m.feat.Phi); err != nil {
 			return FitResult{}, fmt.Errorf("%s: %w", m.method, err)
 		}
-		extra["precompute_seconds"] = time.Since(start).Seconds()
-		obj = m.collapsed
-		phases = []optim.Phase{{Name: "lbfgs", Settings: optim.Settings{Method: optim.LBFGS, MaxIter: opt.Iterations, GradTol: opt.GradTol}}}
+		m.stats = m.bound.stats
+		res, err = m.bound.fit(ctx, opt, start, time.Since(start).Seconds(), progress)
 	}
-	// Trace times count from the start of Fit, so they include the
-	// precompute (the IFF paper's timing protocol).
-	offset := time.Since(start)
-	rep, trainErr := optim.Train(ctx, m.set, obj, phases, func(p optim.Progress) {
-		if progress != nil {
-			progress(Progress{Phase: p.Phase, Iteration: p.Iteration, Objective: p.Objective, Elapsed: time.Since(start)})
-		}
-	})
-	res := FitResult{Objective: rep.Objective, Iterations: rep.Iterations, Hyper: m.set.Natural(), Extra: extra}
-	for _, p := range rep.Trace {
-		res.Trace = append(res.Trace, TracePoint{Iteration: p.Iteration, Elapsed: (offset + p.Elapsed).Seconds(), Objective: p.Objective})
-	}
-	if trainErr != nil && !errors.Is(trainErr, context.Canceled) && !errors.Is(trainErr, context.DeadlineExceeded) {
-		return res, fmt.Errorf("%s: %w", m.method, trainErr)
+	if err != nil && res.Trace == nil {
+		return res, trainErr(m.method, err)
 	}
 	if err := m.condition(); err != nil {
 		return res, fmt.Errorf("%s: %w", m.method, err)
 	}
-	if m.p.String("objective") == "svgp" && opt.BatchSize > 0 && opt.BatchSize < train.N() {
+	if svgp && batchSize(opt, train.N()) < train.N() {
 		// After minibatch training the last step's value is one noisy
 		// minibatch estimate: report the full-data ELBO, as svgp does.
-		full, err := m.fullELBO(train)
-		if err != nil {
-			return res, fmt.Errorf("%s: full-data ELBO: %w", m.method, err)
+		full, ferr := fullDataELBO(train, m.set, m.post, m.binder(), m.lik, func(b *param.Bound) (*ad.Node, error) {
+			return inference.KL(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, ""), m.q(b), inference.Options{})
+		})
+		if ferr != nil {
+			return res, fmt.Errorf("%s: full-data ELBO: %w", m.method, ferr)
 		}
-		res.Extra["minibatch_objective"] = res.Objective
+		res.Extra["last_minibatch_objective"] = res.Objective
 		res.Objective = full
 	}
-	return res, trainErr
+	return res, trainErr(m.method, err)
 }
 
-// fullELBOChunk bounds the rows of Φ formed at once by fullELBO (a
-// variable so that tests can exercise several chunks).
-var fullELBOChunk = 4096
-
-// fullELBO is the SVGP ELBO over the whole training set at the current
-// parameters, from chunks of rows: svgpELBO on a chunk of b rows is
-// (n/b)·(its data term) − KL, so the chunks weighted by b/n sum to the
-// full data term − KL, with O(M·chunk) memory.
-func (m *intervalModel) fullELBO(train gp.Data) (float64, error) {
-	n := train.N()
-	total := 0.0
-	for lo := 0; lo < n; lo += fullELBOChunk {
-		hi := min(lo+fullELBOChunk, n)
-		x := train.X.Slice(lo, hi, 0, train.D()).(*mat.Dense)
-		t := ad.NewTape()
-		out, err := m.svgpELBO(t, m.set.Bind(t), mat.DenseCopyOf(x), train.Y[lo:hi], nil, n, true)
-		if err != nil {
-			return 0, err
-		}
-		total += float64(hi-lo) / float64(n) * out.Scalar()
-	}
-	return total, nil
-}
-
-// collapsed is the Titsias bound from the precomputed statistics.
-func (m *intervalModel) collapsed(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
-	kb := m.kern.Bind(b, KernelPrefix)
-	kuu, err := m.structuredKuu(kb)
-	if err != nil {
-		return nil, err
-	}
-	out, _, err := inference.CollapsedFromStats(m.stats, kuu, kernels.DiagSum(t, kb, m.train.X), b.Get(noiseName), inference.Options{})
-	return out, err
-}
-
-// structuredKuu hands the feature's structured square root of Kuu to the
-// collapsed bound instead of the dense M×M matrix: the VFF cos/sin blocks
-// are diagonal plus rank ≤ 2 (whitened in O(M) per column, no
-// factorisation), A-VFF is block diagonal over dimensions and Kronecker VFF
-// is whitened by mode products with the small per-dimension factors. Only
-// A = I + L⁻¹PL⁻ᵀ/σ² is factorised densely. B-spline Grams are banded and
-// get a dense Cholesky per dimension (still per-dimension, never of the
+// collapsed is the Titsias bound from the precomputed statistics, with the
+// feature's structured square root of Kuu (features.StructureOf): the VFF
+// cos/sin blocks are diagonal plus rank ≤ 2 (whitened in O(M) per column,
+// no factorisation), A-VFF is block diagonal over dimensions and Kronecker
+// VFF is whitened by mode products with the small per-dimension factors.
+// Only A = I + L⁻¹PL⁻ᵀ/σ² is factorised densely. B-spline Grams are banded
+// and get a dense Cholesky per dimension (still per-dimension, never of the
 // full Kronecker product).
-func (m *intervalModel) structuredKuu(kb kernels.Bound) (inference.Kuu, error) {
-	return features.StructureOf(kb, m.feat.Bind(nil, ""), inference.DefaultMaxTries, features.AllForms)
+func (m *intervalModel) collapsed(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+	return m.bound.objective(t, b)
 }
 
-// svgpSetup declares q(u) and the likelihood and returns the ELBO.
-func (m *intervalModel) svgpSetup(train gp.Data, opt FitOptions) (func(*ad.Tape, *param.Bound) (*ad.Node, error), []optim.Phase, error) {
-	mm := m.feat.M()
-	m.lik = likelihoods.NewGaussian(m.p.Float("noise_variance"))
-	if err := m.lik.Declare(m.set, ""); err != nil {
-		return nil, nil, err
-	}
-	if err := m.set.Add(QMuName, mat.NewDense(mm, 1, nil), param.Identity{}); err != nil {
-		return nil, nil, err
-	}
-	sq := mat.NewDense(mm, mm, nil)
-	if m.p.Bool("whiten") {
-		for i := 0; i < mm; i++ {
-			sq.Set(i, i, 1)
-		}
-	} else {
-		// S = Kuu at the initial hyperparameters: its Cholesky factor.
-		kuu := m.feat.Kuu(m.kern.Bind(m.set.Bind(ad.NewTape()), KernelPrefix))
-		l, err := ad.Cholesky(kuu)
-		if err != nil {
-			return nil, nil, fmt.Errorf("initial Kuu: %w", err)
-		}
-		sq.Copy(l.Value())
-	}
-	if err := m.set.Add(QSqrtName, sq, param.Identity{}); err != nil {
-		return nil, nil, err
+func (m *intervalModel) q(b *param.Bound) inference.Variational {
+	return Group{}.Variational(b, m.p.Bool("whiten"))
+}
+
+// fitSVGP declares q(u) and trains the uncollapsed ELBO by the variational
+// recipe. On a full batch Kuf = Φ(X) is fixed, so it is computed once.
+func (m *intervalModel) fitSVGP(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (FitResult, error) {
+	if err := (Group{}).DeclareQ(m.set, m.kern, m.feat, m.p.Bool("whiten"), 0); err != nil {
+		return FitResult{}, err
 	}
 	n := train.N()
-	batch := opt.BatchSize
-	settings := optim.Settings{Method: optim.LBFGS, MaxIter: opt.Iterations, GradTol: opt.GradTol}
-	if opt.Optimizer == optim.Adam || (batch > 0 && batch < n) {
-		settings = optim.Settings{Method: optim.Adam, MaxIter: opt.Iterations, LearningRate: opt.LearningRate}
-	}
-	if batch <= 0 || batch > n {
-		batch = n
-	}
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x5eed))
-	xAll := mat.DenseCopyOf(train.X)
-	var phiAll *mat.Dense // full batch: Kuf is fixed, so compute it once
-	if batch == n {
+	var phiAll *mat.Dense
+	if batchSize(opt, n) == n {
 		var err error
-		if phiAll, err = m.feat.Phi(xAll); err != nil {
-			return nil, nil, err
+		if phiAll, err = m.feat.Phi(train.X); err != nil {
+			return FitResult{}, err
 		}
 	}
-	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
-		if batch < n {
-			sub := train.Subset(rng.Perm(n)[:batch])
-			return m.svgpELBO(t, b, sub.X, sub.Y, nil, n, true)
-		}
-		return m.svgpELBO(t, b, xAll, train.Y, phiAll, n, true)
+	fit := variationalFit{method: m.method, set: m.set, groups: []Group{{}}, defaultOptimizer: optim.LBFGS,
+		objective: func(t *ad.Tape, b *param.Bound, bt Batch) (*ad.Node, error) {
+			phi := phiAll
+			if !bt.Full {
+				phi = nil
+			}
+			return m.svgpELBOColumn(t, b, bt.X, bt.Y, phi, n, true)
+		}}
+	rep, err := fit.train(ctx, m.p, train, opt, start, progress)
+	res := NewFitResult(rep, m.set, QMuName, QSqrtName)
+	res.Extra["num_features"] = float64(m.feat.M())
+	return res, err
+}
+
+// binder evaluates covariances against the features, for predictions.
+func (m *intervalModel) binder() inference.Binder {
+	return func(t *ad.Tape) (kernels.Bound, features.Bound) {
+		b := m.set.Bind(t)
+		return m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, "")
 	}
-	return obj, []optim.Phase{{Name: settings.Method, Settings: settings}}, nil
 }
 
 // svgpELBO is the SVGP objective on the minibatch (x, y) of a training set
@@ -379,6 +330,10 @@ func (m *intervalModel) svgpSetup(train gp.Data, opt FitOptions) (func(*ad.Tape,
 // (svgpBound); Fit always sets it, and false (a dense Cholesky of Kuu) is
 // the reference in tests and benchmarks.
 func (m *intervalModel) svgpELBO(t *ad.Tape, b *param.Bound, x *mat.Dense, y []float64, phi *mat.Dense, n int, structured bool) (*ad.Node, error) {
+	return m.svgpELBOColumn(t, b, x, columnOf(y), phi, n, structured)
+}
+
+func (m *intervalModel) svgpELBOColumn(t *ad.Tape, b *param.Bound, x, ycol *mat.Dense, phi *mat.Dense, n int, structured bool) (*ad.Node, error) {
 	var fb features.Bound = m.feat.Bind(b, "")
 	if phi != nil {
 		fb = fixedKuf{Bound: fb, phi: phi}
@@ -387,27 +342,9 @@ func (m *intervalModel) svgpELBO(t *ad.Tape, b *param.Bound, x *mat.Dense, y []f
 		fb = features.DenseKuu(fb)
 	}
 	kb := m.kern.Bind(b, KernelPrefix)
-	ycol := mat.NewDense(len(y), 1, append([]float64(nil), y...))
-	ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, "", mu, v, ycol) }
-	q := inference.Variational{Mu: b.Get(QMuName), Sqrt: b.Get(QSqrtName), Whiten: m.p.Bool("whiten")}
-	out, _, err := inference.SVGP(kb, fb, t.Const(x), ve, q, n, inference.Options{})
+	ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, ycol) }
+	out, _, err := inference.SVGP(kb, fb, t.Const(x), ve, m.q(b), n, inference.Options{})
 	return out, err
-}
-
-// svgpBound attaches the feature's structured square root of Kuu for the
-// whitened SVGP objective and posterior. They need L only through L⁻¹Kuf
-// (and L⁻¹ for predictions), and any root with LLᵀ = Kuu gives the same
-// ELBO for the same q(u); so a step costs no M×M Cholesky (O(M³)) and no
-// dense triangular solve of Kuf (O(M²B)): the VFF cos/sin blocks are
-// whitened in O(M) per column, A-VFF block by block, Kronecker VFF by mode
-// products with the per-dimension factors (a masked grid and B-splines
-// fall back to Cholesky factors inside Whitener). What remains is O(M²B)
-// for q's square root, inherent to a full-rank S. v = L⁻¹u then refers to
-// that root, so q_mu/q_sqrt are not interchangeable with a dense-whitened
-// fit's. The non-whitened parameterisation needs log|Kuu| and Kuu⁻¹ and
-// keeps the dense factorisation.
-func (m *intervalModel) svgpBound(fb features.Bound) features.Bound {
-	return fb // the bound feature's own KuuStructure is the structured root
 }
 
 // fixedKuf serves the precomputed Φ of the training inputs as Kuf.
@@ -426,26 +363,23 @@ func (f fixedKuf) Kuf(_ kernels.Bound, x *ad.Node) *ad.Node {
 	return x.Tape().Const(f.phi)
 }
 
-// condition stores the predictive posterior at the current parameters.
+// condition stores the predictive posterior at the current parameters. The
+// whitened SVGP posterior uses the feature's structured root of Kuu, as its
+// ELBO does (v = L⁻¹u refers to that root, so q_mu/q_sqrt are not
+// interchangeable with a dense-whitened fit's).
 func (m *intervalModel) condition() error {
-	t := ad.NewTape()
-	b := m.set.Bind(t)
-	kb := m.kern.Bind(b, KernelPrefix)
 	var err error
-	if m.stats != nil {
-		var kuu inference.Kuu
-		if kuu, err = m.structuredKuu(kb); err != nil {
-			return fmt.Errorf("posterior: %w", err)
-		}
-		m.post, err = inference.StatsPosterior(m.stats, kuu, b.Get("noise_variance"), inference.Options{})
+	if m.bound != nil {
+		m.post, err = m.bound.posterior()
 	} else {
-		q := inference.Variational{Mu: b.Get(QMuName), Sqrt: b.Get(QSqrtName), Whiten: m.p.Bool("whiten")}
-		m.post, err = inference.SVGPPosterior(kb, m.svgpBound(m.feat.Bind(b, "")), q, inference.Options{})
+		t := ad.NewTape()
+		b := m.set.Bind(t)
+		m.post, err = inference.SVGPPosterior(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, ""), m.q(b), inference.Options{})
 	}
 	if err != nil {
 		return fmt.Errorf("posterior: %w", err)
 	}
-	m.noise = m.set.Scalar("noise_variance")
+	m.noise = m.set.Scalar(noiseName)
 	return nil
 }
 
@@ -456,10 +390,7 @@ func (m *intervalModel) Predict(x *mat.Dense) (Prediction, error) {
 	if err := m.feat.CheckInputs(x); err != nil {
 		return Prediction{}, fmt.Errorf("%s: test inputs: %w", m.method, err)
 	}
-	mean, varF, err := m.post.Predict(x, func(t *ad.Tape) (kernels.Bound, features.Bound) {
-		b := m.set.Bind(t)
-		return m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, "")
-	})
+	mean, varF, err := m.post.Predict(x, m.binder())
 	if err != nil {
 		return Prediction{}, fmt.Errorf("%s: %w", m.method, err)
 	}

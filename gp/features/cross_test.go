@@ -280,3 +280,78 @@ func TestKuvConstantFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestStructureOfForms: each feature reports its Kuu structure in a form
+// the caller accepts, falling back to the dense Kuu, and every form agrees
+// with Kuu.
+func TestStructureOfForms(t *testing.T) {
+	k, err := kernels.New("matern32", 1, kernels.Options{Lengthscales: []float64{0.3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := param.NewSet()
+	if err := k.Declare(s, ""); err != nil {
+		t.Fatal(err)
+	}
+	tape := ad.NewTape()
+	kb := k.Bind(s.Bind(tape), "")
+	vff, err := features.NewVFF(k, []features.Interval{{A: 0, B: 1}}, 4, features.Kronecker, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iff, err := features.NewIFF([]int{4}, []float64{0.5}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		f      features.Bound
+		accept features.Forms
+		want   string
+	}{
+		{"vff all", vff.Bind(nil, ""), features.AllForms, "root"},
+		{"vff factor", vff.Bind(nil, ""), features.FactorForms, "dense"},
+		{"vff hidden", features.DenseKuu(vff.Bind(nil, "")), features.AllForms, "dense"},
+		{"iff all", iff.Bind(nil, ""), features.AllForms, "precision"},
+		{"iff dense only", iff.Bind(nil, ""), features.FormDense, "dense"},
+	} {
+		st, err := features.StructureOf(kb, tc.f, 3, tc.accept)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		form, err := st.Form()
+		if err != nil || form != tc.want {
+			t.Errorf("%s: form %q (%v), want %q", tc.name, form, err, tc.want)
+			continue
+		}
+		kuu := tc.f.Kuu(kb).Value()
+		m, _ := kuu.Dims()
+		var got mat.Dense
+		switch form {
+		case "dense":
+			got.CloneFrom(st.Dense.Value())
+		case "precision":
+			got.CloneFrom(mat.NewDense(m, m, nil))
+			for i := 0; i < m; i++ {
+				got.Set(i, i, 1/st.Precision.Value().At(i, 0))
+			}
+		case "root": // Kuu⁻¹ = (L⁻¹)ᵀL⁻¹ from the whitening map of I
+			id := mat.NewDense(m, m, nil)
+			for i := 0; i < m; i++ {
+				id.Set(i, i, 1)
+			}
+			w := st.Whiten(tape.Const(id)).Value()
+			var inv mat.Dense
+			inv.Mul(w.T(), w)
+			if err := got.Inverse(&inv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !mat.EqualApprox(&got, kuu, 1e-8*mat.Norm(kuu, math.Inf(1))) {
+			t.Errorf("%s: the %s form disagrees with Kuu", tc.name, form)
+		}
+	}
+	if _, err := features.StructureOf(kb, features.WithKuu(vff.Bind(nil, ""), features.FormRoot, nil), 3, features.AllForms); err == nil {
+		t.Error("WithKuu with a nil structure: no error")
+	}
+}

@@ -1,0 +1,277 @@
+package optim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/ad"
+	"sgplab/gp/param"
+)
+
+// Gaussian names the parameters of one Gaussian factor q = N(m, LLᵀ) in a
+// param.Set: Mu (M×1) and Sqrt (M×M, lower triangle used), both with the
+// identity transform.
+type Gaussian struct{ Mu, Sqrt string }
+
+// NatGradSettings configure TrainNatGrad.
+type NatGradSettings struct {
+	// MaxIter is the number of steps; 0 evaluates the objective once.
+	MaxIter int
+	// Gamma is the natural-gradient step size of the Gaussian factors
+	// (1 lands on the optimum of a conjugate objective).
+	Gamma float64
+	// LearningRate is Adam's step size for every other trainable parameter;
+	// 0 is DefaultAdamLearningRate.
+	LearningRate float64
+}
+
+// TrainNatGrad maximises obj with natural-gradient steps on the Gaussian
+// factors qs and Adam on every other trainable parameter of set, with
+// separate step sizes. Each step evaluates obj once (one minibatch, if obj
+// draws one per call) with one backward pass, and updates both from that
+// gradient:
+//
+//	q:    (m, S) ← NatGradStep(m, S, ∂L/∂m, ∂L/∂S, γ),  L ← chol(S),
+//	rest: Adam ascent step of size LearningRate,
+//
+// where ∂L/∂S is recovered from the gradient of the stored Cholesky factor
+// L by the Cholesky adjoint, ∂L/∂S = ½ L⁻ᵀ(P + Pᵀ)L⁻¹ with P = Φ(Lᵀ ∂L/∂L)
+// (lower triangle, halved diagonal), exact because the objective sees L
+// only through S = LLᵀ. The factors' Sqrt must have a positive diagonal
+// (the canonical factor; initialise q with one). Parameters marked
+// non-trainable stay fixed; the factors must be trainable. set is left at
+// the last finite point.
+func TrainNatGrad(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *param.Bound) (*ad.Node, error),
+	qs []Gaussian, s NatGradSettings, cb func(Progress)) (Report, error) {
+	if !(s.Gamma > 0) || math.IsInf(s.Gamma, 0) {
+		return Report{}, fmt.Errorf("optim: natural-gradient step %v must be positive and finite", s.Gamma)
+	}
+	if s.MaxIter < 0 {
+		return Report{}, fmt.Errorf("optim: %d iterations", s.MaxIter)
+	}
+	lr := s.LearningRate
+	if lr == 0 {
+		lr = DefaultAdamLearningRate
+	}
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return Report{}, fmt.Errorf("optim: Adam learning rate %v must be positive and finite", s.LearningRate)
+	}
+	segs, gauss, err := natGradLayout(set, qs)
+	if err != nil {
+		return Report{}, err
+	}
+	start := time.Now()
+	eval := func() (float64, []float64, error) {
+		t := ad.NewTape()
+		b := set.Bind(t)
+		out, err := obj(t, b)
+		if err != nil {
+			return 0, nil, err
+		}
+		if r, c := out.Dims(); r != 1 || c != 1 {
+			return 0, nil, fmt.Errorf("objective is %d×%d, want 1×1", r, c)
+		}
+		t.Backward(out)
+		g := b.Gradient()
+		if !finite(out.Scalar()) || !allFinite(g) {
+			return 0, nil, fmt.Errorf("%w: objective %v", ErrNonFinite, out.Scalar())
+		}
+		return out.Scalar(), g, nil
+	}
+	var rep Report
+	report := func(it int, f float64) {
+		p := Progress{Phase: "natgrad+adam", Iteration: it, Objective: f, Elapsed: time.Since(start)}
+		rep.Trace = append(rep.Trace, p)
+		rep.Objective, rep.Iterations = f, it
+		if cb != nil {
+			cb(p)
+		}
+	}
+	f, g, err := eval()
+	if err != nil {
+		return rep, fmt.Errorf("optim: natgrad: objective failed at the initial point: %w", err)
+	}
+	report(0, f)
+	n := len(g)
+	m1, m2 := make([]float64, n), make([]float64, n)
+	for it := 1; it <= s.MaxIter; it++ {
+		if err := ctx.Err(); err != nil {
+			rep.Status = StatusCancelled
+			return rep, err
+		}
+		prev := set.Vector()
+		x := append([]float64(nil), prev...)
+		for _, q := range segs {
+			if err := natGradUpdate(x, g, q, s.Gamma); err != nil {
+				rep.Status = StatusNonFinite
+				return rep, fmt.Errorf("optim: natgrad step %d: %w", it, err)
+			}
+		}
+		c1 := 1 - math.Pow(adamBeta1, float64(it))
+		c2 := 1 - math.Pow(adamBeta2, float64(it))
+		for i := range x {
+			if gauss[i] {
+				continue
+			}
+			m1[i] = adamBeta1*m1[i] + (1-adamBeta1)*g[i]
+			m2[i] = adamBeta2*m2[i] + (1-adamBeta2)*g[i]*g[i]
+			x[i] += lr * (m1[i] / c1) / (math.Sqrt(m2[i]/c2) + adamEps) // ascent
+		}
+		set.SetVector(x)
+		fNew, gNew, err := eval()
+		if err != nil {
+			set.SetVector(prev)
+			rep.Status = StatusNonFinite
+			return rep, fmt.Errorf("optim: natgrad step %d: %w; stopped at the last finite point (objective %g)", it, err, f)
+		}
+		f, g = fNew, gNew
+		report(it, f)
+	}
+	rep.Status = StatusIterations
+	if s.MaxIter == 0 {
+		rep.Status = StatusEvaluated
+	}
+	return rep, nil
+}
+
+// gaussSeg locates one factor in the flat trainable vector.
+type gaussSeg struct {
+	mu, sqrt int // offsets
+	m        int
+}
+
+func natGradLayout(set *param.Set, qs []Gaussian) ([]gaussSeg, []bool, error) {
+	if len(qs) == 0 {
+		return nil, nil, errors.New("optim: natural gradients need at least one Gaussian factor")
+	}
+	offset := map[string]int{}
+	k := 0
+	for _, name := range set.Names() {
+		if !set.Trainable(name) {
+			continue
+		}
+		offset[name] = k
+		r, c := set.Value(name).Dims()
+		k += r * c
+	}
+	gauss := make([]bool, k)
+	segs := make([]gaussSeg, len(qs))
+	for i, q := range qs {
+		for _, name := range []string{q.Mu, q.Sqrt} {
+			if !set.Has(name) {
+				return nil, nil, fmt.Errorf("optim: natgrad: no parameter %q (have %v)", name, set.Names())
+			}
+			if _, ok := offset[name]; !ok {
+				return nil, nil, fmt.Errorf("optim: natgrad: Gaussian parameter %q is not trainable", name)
+			}
+		}
+		mr, mc := set.Value(q.Mu).Dims()
+		sr, sc := set.Value(q.Sqrt).Dims()
+		if mc != 1 || sr != mr || sc != mr {
+			return nil, nil, fmt.Errorf("optim: natgrad: %s is %d×%d and %s %d×%d, want M×1 and M×M", q.Mu, mr, mc, q.Sqrt, sr, sc)
+		}
+		segs[i] = gaussSeg{mu: offset[q.Mu], sqrt: offset[q.Sqrt], m: mr}
+		for j := 0; j < mr; j++ {
+			gauss[segs[i].mu+j] = true
+		}
+		for j := 0; j < mr*mr; j++ {
+			gauss[segs[i].sqrt+j] = true
+		}
+	}
+	return segs, gauss, nil
+}
+
+// natGradUpdate replaces the factor's entries of x by one natural-gradient
+// step from the gradient g.
+func natGradUpdate(x, g []float64, q gaussSeg, gamma float64) error {
+	m := q.m
+	mu := mat.NewVecDense(m, append([]float64(nil), x[q.mu:q.mu+m]...))
+	dm := mat.NewVecDense(m, append([]float64(nil), g[q.mu:q.mu+m]...))
+	l := mat.NewDense(m, m, nil)
+	lbar := mat.NewDense(m, m, nil)
+	for i := 0; i < m; i++ {
+		for j := 0; j <= i; j++ {
+			l.Set(i, j, x[q.sqrt+i*m+j])
+			lbar.Set(i, j, g[q.sqrt+i*m+j])
+		}
+		if !(l.At(i, i) > 0) {
+			return fmt.Errorf("square root of q has diagonal entry %d = %v; natural gradients need the Cholesky factor (positive diagonal)", i, l.At(i, i))
+		}
+	}
+	gs := CholeskyAdjoint(l, lbar)
+	s := mat.NewSymDense(m, nil)
+	var ll mat.Dense
+	ll.Mul(l, l.T())
+	for i := 0; i < m; i++ {
+		for j := i; j < m; j++ {
+			s.SetSym(i, j, ll.At(i, j))
+		}
+	}
+	newM, newS, err := NatGradStep(mu, s, dm, gs, gamma)
+	if err != nil {
+		return err
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(newS) {
+		return fmt.Errorf("the new covariance is not positive definite")
+	}
+	var nl mat.TriDense
+	ch.LTo(&nl)
+	for i := 0; i < m; i++ {
+		x[q.mu+i] = newM.AtVec(i)
+		for j := 0; j < m; j++ {
+			v := 0.0
+			if j <= i {
+				v = nl.At(i, j)
+			}
+			x[q.sqrt+i*m+j] = v
+		}
+	}
+	return nil
+}
+
+// CholeskyAdjoint returns the symmetric G = ∂f/∂S of a function f that
+// depends on a lower-triangular L (positive diagonal) only through
+// S = LLᵀ, from lbar = ∂f/∂L (its lower triangle is read):
+// G = ½ L⁻ᵀ (P + Pᵀ) L⁻¹ with P = Φ(Lᵀ lbar), Φ keeping the lower triangle
+// and halving the diagonal. It inverts lbar = tril(2GL).
+func CholeskyAdjoint(l, lbar *mat.Dense) *mat.SymDense {
+	m, _ := l.Dims()
+	lo := mat.NewTriDense(m, mat.Lower, nil)
+	lb := mat.NewDense(m, m, nil)
+	for i := 0; i < m; i++ {
+		for j := 0; j <= i; j++ {
+			lo.SetTri(i, j, l.At(i, j))
+			lb.Set(i, j, lbar.At(i, j))
+		}
+	}
+	var p mat.Dense
+	p.Mul(lo.T(), lb)
+	y := mat.NewDense(m, m, nil)
+	for i := 0; i < m; i++ {
+		for j := 0; j < i; j++ {
+			y.Set(i, j, p.At(i, j))
+			y.Set(j, i, p.At(i, j))
+		}
+		y.Set(i, i, p.At(i, i))
+	}
+	// G = ½ L⁻ᵀ Y L⁻¹: solve Lᵀ Z = Y, then G = ½ Z L⁻¹ = ½ (L⁻ᵀ Zᵀ)ᵀ.
+	lr := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: m, Stride: m, Data: lo.RawTriangular().Data}
+	blas64.Trsm(blas.Left, blas.Trans, 1, lr, y.RawMatrix())
+	zt := mat.DenseCopyOf(y.T())
+	blas64.Trsm(blas.Left, blas.Trans, 1, lr, zt.RawMatrix())
+	g := mat.NewSymDense(m, nil)
+	for i := 0; i < m; i++ {
+		for j := i; j < m; j++ {
+			g.SetSym(i, j, 0.25*(zt.At(i, j)+zt.At(j, i)))
+		}
+	}
+	return g
+}

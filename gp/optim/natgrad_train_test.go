@@ -1,0 +1,176 @@
+package optim
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/ad"
+	"sgplab/gp/param"
+)
+
+func TestCholeskyAdjoint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, m := range []int{1, 2, 5, 9} {
+		l := mat.NewDense(m, m, nil)
+		g0 := mat.NewSymDense(m, nil)
+		for i := 0; i < m; i++ {
+			for j := 0; j <= i; j++ {
+				l.Set(i, j, rng.NormFloat64())
+				g0.SetSym(i, j, rng.NormFloat64())
+			}
+			l.Set(i, i, 0.5+rng.Float64())
+		}
+		// lbar = ∂ tr(G₀LLᵀ)/∂L = tril(2G₀L).
+		var x mat.Dense
+		x.Mul(g0, l)
+		lbar := mat.NewDense(m, m, nil)
+		for i := 0; i < m; i++ {
+			for j := 0; j <= i; j++ {
+				lbar.Set(i, j, 2*x.At(i, j))
+			}
+		}
+		g := CholeskyAdjoint(l, lbar)
+		if !mat.EqualApprox(g, g0, 1e-11) {
+			t.Errorf("M = %d: recovered ∂f/∂S\n%v\nwant\n%v", m, mat.Formatted(g), mat.Formatted(g0))
+		}
+	}
+}
+
+// linGauss is L(q) = E_q log N(y | A u, σ²I) − KL[q(u) ‖ N(0, K)] with
+// q = N(m, LLᵀ), plus a decoupled hyperparameter h with −(h − 3)²/2.
+type linGauss struct {
+	a, k, y *mat.Dense
+	s2      float64
+}
+
+func (c linGauss) objective(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+	m := b.Get("q_mu")
+	l := ad.Tril(b.Get("q_sqrt"))
+	a, y := t.Const(c.a), t.Const(c.y)
+	r := ad.Sub(y, ad.MatMul(a, m))
+	al := ad.MatMul(a, l)
+	ell := ad.Scale(-0.5/c.s2, ad.Add(ad.Sum(ad.Square(r)), ad.Sum(ad.Square(al))))
+	kl, err := ad.Cholesky(t.Const(c.k))
+	if err != nil {
+		return nil, err
+	}
+	n, _ := c.k.Dims()
+	klTerm := ad.Scale(0.5, add3(
+		ad.Sum(ad.Square(ad.SolveLower(kl, l))),
+		ad.Sum(ad.Square(ad.SolveLower(kl, m))),
+		ad.Sub(ad.LogDetChol(kl), ad.Sum(ad.Log(ad.Square(ad.Diag(l))))),
+	))
+	out := ad.Sub(ell, ad.AddConst(klTerm, -0.5*float64(n)))
+	h := b.Get("h")
+	return ad.Sub(out, ad.Scale(0.5, ad.Square(ad.AddConst(h, -3)))), nil
+}
+
+func add3(a, b, c *ad.Node) *ad.Node { return ad.Add(ad.Add(a, b), c) }
+
+func newLinGauss(rng *rand.Rand, n, m int) (linGauss, *param.Set) {
+	c := linGauss{a: mat.NewDense(n, m, nil), y: mat.NewDense(n, 1, nil), s2: 0.3}
+	for i := 0; i < n; i++ {
+		for j := 0; j < m; j++ {
+			c.a.Set(i, j, rng.NormFloat64())
+		}
+		c.y.Set(i, 0, rng.NormFloat64())
+	}
+	b := mat.NewDense(m, m, nil)
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			b.Set(i, j, rng.NormFloat64())
+		}
+	}
+	c.k = mat.NewDense(m, m, nil)
+	c.k.Mul(b, b.T())
+	for i := 0; i < m; i++ {
+		c.k.Set(i, i, c.k.At(i, i)+0.5)
+	}
+	s := param.NewSet()
+	sq := mat.NewDense(m, m, nil)
+	for i := 0; i < m; i++ {
+		sq.Set(i, i, 1)
+	}
+	s.MustAdd("q_mu", mat.NewDense(m, 1, nil), param.Identity{})
+	s.MustAdd("q_sqrt", sq, param.Identity{})
+	s.MustAdd("h", mat.NewDense(1, 1, []float64{1}), param.Identity{})
+	return c, s
+}
+
+// optimum is S* = (K⁻¹ + AᵀA/σ²)⁻¹, m* = S*Aᵀy/σ².
+func (c linGauss) optimum() (*mat.Dense, *mat.Dense) {
+	var kinv, prec, s, aty, mu mat.Dense
+	if err := kinv.Inverse(c.k); err != nil {
+		panic(err)
+	}
+	prec.Mul(c.a.T(), c.a)
+	prec.Scale(1/c.s2, &prec)
+	prec.Add(&prec, &kinv)
+	if err := s.Inverse(&prec); err != nil {
+		panic(err)
+	}
+	aty.Mul(c.a.T(), c.y)
+	mu.Mul(&s, &aty)
+	mu.Scale(1/c.s2, &mu)
+	return &mu, &s
+}
+
+// TestTrainNatGradConjugateOneStep: one step of length 1 through the
+// training loop lands q on the closed-form optimum, while Adam moves the
+// other parameter by its first step (lr·sign g).
+func TestTrainNatGradConjugateOneStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	c, s := newLinGauss(rng, 30, 6)
+	rep, err := TrainNatGrad(context.Background(), s, c.objective, []Gaussian{{Mu: "q_mu", Sqrt: "q_sqrt"}},
+		NatGradSettings{MaxIter: 1, Gamma: 1, LearningRate: 0.05}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantM, wantS := c.optimum()
+	l := s.Value("q_sqrt")
+	var gotS mat.Dense
+	gotS.Mul(l, l.T())
+	if !mat.EqualApprox(s.Value("q_mu"), wantM, 1e-10) {
+		t.Errorf("m after one step\n%v\nwant\n%v", mat.Formatted(s.Value("q_mu")), mat.Formatted(wantM))
+	}
+	if !mat.EqualApprox(&gotS, wantS, 1e-10) {
+		t.Errorf("S after one step\n%v\nwant\n%v", mat.Formatted(&gotS), mat.Formatted(wantS))
+	}
+	if h := s.Scalar("h"); math.Abs(h-(1+0.05)) > 1e-9 {
+		t.Errorf("h after one Adam step %v, want 1.05", h)
+	}
+	if rep.Iterations != 1 || len(rep.Trace) != 2 || !(rep.Trace[1].Objective > rep.Trace[0].Objective) {
+		t.Errorf("report %+v", rep)
+	}
+	// A second step stays at the optimum (the natural gradient there is 0).
+	if _, err := TrainNatGrad(context.Background(), s, c.objective, []Gaussian{{Mu: "q_mu", Sqrt: "q_sqrt"}},
+		NatGradSettings{MaxIter: 1, Gamma: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !mat.EqualApprox(s.Value("q_mu"), wantM, 1e-9) {
+		t.Error("a second step left the optimum")
+	}
+}
+
+func TestTrainNatGradBadInput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 9))
+	c, s := newLinGauss(rng, 5, 2)
+	for name, tc := range map[string]struct {
+		qs []Gaussian
+		st NatGradSettings
+	}{
+		"no factors":  {nil, NatGradSettings{Gamma: 1}},
+		"bad gamma":   {[]Gaussian{{"q_mu", "q_sqrt"}}, NatGradSettings{Gamma: 0}},
+		"bad lr":      {[]Gaussian{{"q_mu", "q_sqrt"}}, NatGradSettings{Gamma: 1, LearningRate: -1}},
+		"unknown":     {[]Gaussian{{"q_mu", "nope"}}, NatGradSettings{Gamma: 1}},
+		"wrong shape": {[]Gaussian{{"q_sqrt", "q_mu"}}, NatGradSettings{Gamma: 1}},
+	} {
+		if _, err := TrainNatGrad(context.Background(), s, c.objective, tc.qs, tc.st, nil); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

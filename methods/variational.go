@@ -1,0 +1,232 @@
+package methods
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp"
+	"sgplab/gp/ad"
+	"sgplab/gp/features"
+	"sgplab/gp/inference"
+	"sgplab/gp/kernels"
+	"sgplab/gp/likelihoods"
+	"sgplab/gp/optim"
+	"sgplab/gp/param"
+)
+
+// The one training recipe of the uncollapsed variational methods (svgp,
+// the interval features' svgp objective, and every block method built on
+// inference.BlockELBO): q declared at the prior from the feature's Kuu
+// (Group.DeclareQ), one minibatch sampler outside the objective (seeded
+// epochs of FitOptions.Seed, stream 2), the shared optimiser settings, and
+// either one optimiser over everything or natural gradients on the q's
+// with Adam on the rest (natgrad_step), then the shared result.
+
+// VariationalParams documents the parameters of the variational recipe.
+// natgrad_step has no default, so grids that do not set it keep their run
+// identities.
+func VariationalParams() []ParamDoc {
+	return []ParamDoc{{Name: "natgrad_step", Kind: Float,
+		Doc: "natural-gradient step size γ for q(u) (Salimbeni et al. 2018; 1 is exact for a Gaussian likelihood); when set, q(u) moves by natural gradients and the other parameters by Adam (learning_rate), from one minibatch and one backward pass per step; unset: q(u) is trained with the other parameters by the optimizer"}}
+}
+
+// Batch is one minibatch handed to a variational objective: inputs, targets
+// as a column, and whether it is the whole training set (in the set's
+// order), so that objectives can reuse quantities precomputed on it.
+type Batch struct {
+	X, Y *mat.Dense
+	Full bool
+}
+
+// batcher yields minibatches from a seeded permutation, reshuffled every
+// epoch, so a fit is reproducible from FitOptions.Seed.
+type batcher struct {
+	data gp.Data
+	size int
+	perm []int
+	pos  int
+	rng  interface{ Perm(int) []int }
+	yAll *mat.Dense // full-batch targets as a column, built once
+}
+
+func (bt *batcher) next() (*mat.Dense, *mat.Dense) {
+	n := bt.data.N()
+	if bt.size >= n {
+		if bt.yAll == nil {
+			bt.yAll = columnOf(bt.data.Y)
+		}
+		return bt.data.X, bt.yAll
+	}
+	if bt.perm == nil || bt.pos+bt.size > n {
+		bt.perm, bt.pos = bt.rng.Perm(n), 0
+	}
+	sub := bt.data.Subset(bt.perm[bt.pos : bt.pos+bt.size])
+	bt.pos += bt.size
+	return sub.X, columnOf(sub.Y)
+}
+
+// variationalFit is one variational method's training: its parameters,
+// q groups and objective on a batch.
+type variationalFit struct {
+	method string
+	set    *param.Set
+	groups []Group // q's, natural-gradient targets
+	// defaultOptimizer is used when FitOptions.Optimizer is empty and the
+	// fit is full batch; minibatch fits default to Adam.
+	defaultOptimizer string
+	objective        func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error)
+}
+
+// batchSize is the effective minibatch size (n for full batch).
+func batchSize(opt FitOptions, n int) int {
+	if opt.BatchSize <= 0 || opt.BatchSize > n {
+		return n
+	}
+	return opt.BatchSize
+}
+
+// variationalSettings are the optimiser settings of a variational fit on n
+// points: the method's default optimiser for full batches, Adam for
+// minibatches, and an error for L-BFGS with minibatches.
+func variationalSettings(opt FitOptions, n int, defaultOptimizer string) (optim.Settings, error) {
+	batch := batchSize(opt, n)
+	if batch < n {
+		defaultOptimizer = optim.Adam
+	}
+	st, err := Settings(opt, defaultOptimizer)
+	if err != nil {
+		return optim.Settings{}, err
+	}
+	if st.Method == optim.LBFGS && batch < n {
+		return optim.Settings{}, fmt.Errorf("L-BFGS needs full-batch gradients; got batch size %d of %d (use adam)", batch, n)
+	}
+	return st, nil
+}
+
+// train runs the recipe on the training data.
+func (v variationalFit) train(ctx context.Context, p Params, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
+	n := train.N()
+	batch := batchSize(opt, n)
+	st, err := variationalSettings(opt, n, v.defaultOptimizer)
+	if err != nil {
+		return optim.Report{}, err
+	}
+	bt := &batcher{data: train, size: batch, rng: fitRNG(opt, 2)}
+	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+		x, y := bt.next()
+		return v.objective(t, b, Batch{X: x, Y: y, Full: batch == n})
+	}
+	if !p.Has("natgrad_step") {
+		return Train(ctx, v.set, obj, st, st.Method, start, progress)
+	}
+	gamma := p.Float("natgrad_step")
+	if st.Method != optim.Adam {
+		return optim.Report{}, fmt.Errorf("natgrad_step pairs natural gradients on q(u) with Adam on the other parameters; optimizer %q is not supported with it", st.Method)
+	}
+	qs := make([]optim.Gaussian, len(v.groups))
+	for i, g := range v.groups {
+		qs[i] = optim.Gaussian{Mu: g.QMu(), Sqrt: g.QSqrt()}
+	}
+	return optim.TrainNatGrad(ctx, v.set, obj, qs, optim.NatGradSettings{MaxIter: st.MaxIter, Gamma: gamma, LearningRate: st.LearningRate},
+		func(pr optim.Progress) {
+			if progress != nil {
+				progress(Progress{Phase: pr.Phase, Iteration: pr.Iteration, Objective: pr.Objective, Elapsed: time.Since(start)})
+			}
+		})
+}
+
+// checkNatGradStep validates natgrad_step when set.
+func checkNatGradStep(method string, p Params) error {
+	if p.Has("natgrad_step") {
+		return checkPositive(method, p, "natgrad_step")
+	}
+	return nil
+}
+
+// fullDataELBO is the ELBO over all of data at the current parameters,
+// without gradients, for reporting after minibatch training (the last
+// minibatch value is a noisy estimate): the marginals of q(f) from the
+// posterior post (O(N + M·PredictChunk) memory) and the KL term kl.
+func fullDataELBO(data gp.Data, set *param.Set, post *inference.Posterior, bind inference.Binder, lik likelihoods.Likelihood,
+	kl func(b *param.Bound) (*ad.Node, error)) (float64, error) {
+	mean, varf, err := post.Predict(data.X, bind)
+	if err != nil {
+		return 0, err
+	}
+	n := data.N()
+	t := ad.NewTape()
+	b := set.Bind(t)
+	expect := ad.Sum(lik.VarExp(b, likelihoodPfx, t.Const(mat.NewDense(n, 1, mean)), t.Const(mat.NewDense(n, 1, varf)), columnOf(data.Y)))
+	k, err := kl(b)
+	if err != nil {
+		return 0, err
+	}
+	return expect.Scalar() - k.Scalar(), nil
+}
+
+// collapsedStats is the collapsed-bound recipe for features whose Kuf = Φ
+// does not depend on the hyperparameters (IFF, VFF, B-splines): ΦΦᵀ, Φy,
+// yᵀy precomputed once, then O(M³) per step with the feature's Kuu
+// structure and Σ_n k(x_n, x_n) from kernels.DiagSum.
+type collapsedStats struct {
+	kern   kernels.Kernel
+	feat   features.Feature
+	set    *param.Set
+	stats  *inference.Stats
+	trainX *mat.Dense
+}
+
+// precompute builds the statistics (the O(NM²) pass).
+func (c *collapsedStats) precompute(train gp.Data, m int, phi inference.FeatureMap) error {
+	var err error
+	c.stats, err = inference.ComputeStats(train.X, train.Y, m, phi)
+	c.trainX = train.X
+	return err
+}
+
+func (c *collapsedStats) kuu(b *param.Bound) (kernels.Bound, inference.Kuu, error) {
+	kb := c.kern.Bind(b, KernelPrefix)
+	kuu, err := features.StructureOf(kb, c.feat.Bind(b, ""), inference.DefaultMaxTries, features.AllForms)
+	return kb, kuu, err
+}
+
+// objective is the collapsed bound from the statistics.
+func (c *collapsedStats) objective(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+	kb, kuu, err := c.kuu(b)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := inference.CollapsedFromStats(c.stats, kuu, kernels.DiagSum(t, kb, c.trainX), b.Get(noiseName), inference.Options{})
+	return out, err
+}
+
+// posterior is the predictive posterior at the current parameters.
+func (c *collapsedStats) posterior() (*inference.Posterior, error) {
+	t := ad.NewTape()
+	b := c.set.Bind(t)
+	_, kuu, err := c.kuu(b)
+	if err != nil {
+		return nil, err
+	}
+	return inference.StatsPosterior(c.stats, kuu, b.Get(noiseName), inference.Options{})
+}
+
+// fit trains the bound (L-BFGS by default) and summarises the result;
+// trace times include the precompute (the IFF paper's protocol).
+func (c *collapsedStats) fit(ctx context.Context, opt FitOptions, start time.Time, precompute float64, progress func(Progress)) (FitResult, error) {
+	st, err := Settings(opt, optim.LBFGS)
+	if err != nil {
+		return FitResult{}, err
+	}
+	rep, terr := Train(ctx, c.set, c.objective, st, st.Method, start, progress)
+	res := NewFitResult(rep, c.set)
+	res.Extra["num_features"] = float64(c.stats.M())
+	res.Extra["precompute_seconds"] = precompute
+	for i := range res.Trace {
+		res.Trace[i].Elapsed += precompute
+	}
+	return res, terr
+}
