@@ -53,7 +53,7 @@ type decoupledKind struct {
 
 func init() {
 	common := func(whiten bool) []ParamDoc {
-		return concat(NoiseParams(), NumericParams(), []ParamDoc{
+		return concat(NoiseParams(), NumericParams(), VariationalParams(), []ParamDoc{
 			{Name: "num_orthogonal", Kind: Int, Default: 100, Doc: "number of orthogonal inducing inputs K (the mean basis γ of ODVGP/ODVFF)"},
 			{Name: "inducing_init", Kind: String, Default: "kmeans", Choices: []string{"kmeans", "random"},
 				Doc: "initial inducing inputs: k-means centres of the training inputs (one run with M + K centres split base-first, as the SOLVE-GP code does) or a random subset"},
@@ -62,7 +62,7 @@ func init() {
 			{Name: "likelihood", Kind: String, Default: "auto", Choices: []string{"auto", "gaussian", "bernoulli"},
 				Doc: "auto: gaussian for regression, bernoulli (probit) for classification"},
 			{Name: "init_iterations", Kind: Int, Default: 100,
-				Doc: "L-BFGS: first optimise only q and the inducing inputs for up to this many iterations (Tiao et al. 2023, App. B.3), then everything"},
+				Doc: "solvegp and spherical-orthogonal (the Tiao et al. 2023 recipe, App. B.3): first optimise only q and the inducing inputs / unit directions for up to this many iterations, kernel and likelihood fixed, then everything; 0 skips it (odvgp/odvff ignore it)"},
 		})
 	}
 	pointsBase := []ParamDoc{{Name: "num_inducing", Kind: Int, Default: 100, Doc: "number of base inducing inputs M (the mean-and-covariance basis β of ODVGP)"}}
@@ -115,7 +115,7 @@ func init() {
 		{Name: "periodic_variance", Kind: Float, Default: 1.0, Doc: "hybrid: initial variance of the periodic component"},
 		{Name: "periodic_lengthscale", Kind: Float, Default: 0.2, Doc: "hybrid: initial lengthscale of the periodic component"}}) {
 		switch d.Name {
-		case "objective", "whiten", "noise_variance":
+		case "objective", "whiten", "noise_variance", "natgrad_step":
 			continue
 		}
 		vffDocs = append(vffDocs, d)
@@ -141,6 +141,9 @@ func newDecoupled(kind decoupledKind) func(Params) (Model, error) {
 			return nil, err
 		}
 		if err := checkJitter(kind.method, p); err != nil {
+			return nil, err
+		}
+		if err := checkNatGradStep(kind.method, p); err != nil {
 			return nil, err
 		}
 		for _, n := range []string{"num_inducing", "num_orthogonal", "frequencies", "activation_levels"} {
@@ -428,18 +431,11 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 	if m.kind.lbfgs {
 		def = optim.LBFGS
 	}
-	st, err := Settings(opt, def)
-	if err != nil {
+	n := train.N()
+	if _, err := variationalSettings(opt, n, def); err != nil {
 		return FitResult{}, fmt.Errorf("%s: %w", name, err)
 	}
-	n := train.N()
-	batch := opt.BatchSize
-	if batch <= 0 || batch > n {
-		batch = n
-	}
-	if st.Method == optim.LBFGS && batch < n {
-		return FitResult{}, fmt.Errorf("%s: L-BFGS needs full-batch gradients; got batch size %d of %d (use adam)", name, batch, n)
-	}
+	var err error
 	if m.lik, err = variationalLikelihood(m.p, opt.Task); err != nil {
 		return FitResult{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -454,32 +450,28 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 	if err := m.build(train, opt); err != nil {
 		return FitResult{}, fmt.Errorf("%s: %w", name, err)
 	}
-	bt := &batcher{data: train, size: batch, rng: fitRNG(opt, 2)}
-	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
-		x, y := bt.next()
-		ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, y) }
-		out, _, err := inference.BlockELBO(m.kern.Bind(b, KernelPrefix), m.blocks(b), t.Const(x), ve, n, m.opts())
-		return out, err
+	fit := variationalFit{method: name, set: m.set, defaultOptimizer: def,
+		objective: func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error) {
+			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, batch.Y) }
+			out, _, err := inference.BlockELBO(m.kern.Bind(b, KernelPrefix), m.blocks(b), t.Const(batch.X), ve, n, m.opts())
+			return out, err
+		},
 	}
-	phases := []optim.Phase{{Name: st.Method, Trainable: trainableNames(m.set), Settings: st}}
-	if st.Method == optim.LBFGS && m.p.Int("init_iterations") > 0 && opt.Iterations > 0 {
-		// Tiao et al. (2023, App. B.3): up to 100 iterations on the
-		// variational parameters and inducing inputs first.
-		var first []string
-		for _, nm := range trainableNames(m.set) {
-			if m.groupParam(nm) {
-				first = append(first, nm)
-			}
-		}
-		init := st
-		init.MaxIter = m.p.Int("init_iterations")
-		phases = append([]optim.Phase{{Name: "init", Trainable: first, Settings: init}}, phases...)
+	if m.kind.lbfgs {
+		// The spherical-orthogonal recipe (also for Adam: spec §6.11).
+		fit.initIterations = m.p.Int("init_iterations")
 	}
-	rep, terr := optim.Train(ctx, m.set, obj, phases, func(p optim.Progress) {
-		if progress != nil {
-			progress(Progress{Phase: p.Phase, Iteration: p.Iteration, Objective: p.Objective, Elapsed: time.Since(start)})
+	// Natural gradients move the full Gaussian q's; a_γ moves with Adam.
+	fit.groups = m.kind.groups[:1]
+	if !m.kind.meanOnly {
+		fit.groups = m.kind.groups[:]
+	}
+	for _, nm := range trainableNames(m.set) {
+		if m.groupParam(nm) {
+			fit.initNames = append(fit.initNames, nm)
 		}
-	})
+	}
+	rep, terr := fit.train(ctx, m.p, train, opt, start, progress)
 	var hide []string
 	for _, nm := range m.set.Names() {
 		if m.groupParam(nm) {
@@ -493,7 +485,7 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 		return res, trainErr(name, terr)
 	}
 	m.fitted = true
-	if batch < n {
+	if batchSize(opt, n) < n {
 		// A minibatch objective is noisy: report the full-data ELBO.
 		if res.Objective, err = m.fullELBO(train); err != nil {
 			return res, fmt.Errorf("%s: %w", name, err)
