@@ -176,21 +176,6 @@ func (m *decoupledModel) opts() inference.Options {
 	return inference.Options{Jitter: m.p.Float("jitter")}
 }
 
-// variationalLikelihood resolves the "likelihood" parameter for task.
-func variationalLikelihood(p Params, task Task) (likelihoods.Likelihood, error) {
-	name := p.String("likelihood")
-	if name == "auto" {
-		name = "gaussian"
-		if task == Classification {
-			name = "bernoulli"
-		}
-	}
-	if name == "gaussian" {
-		return likelihoods.NewGaussian(p.Float("noise_variance")), nil
-	}
-	return likelihoods.New(name)
-}
-
 // basisKinds returns the kinds of the base and orthogonal sets.
 func (m *decoupledModel) basisKinds() (base, orth string) {
 	base, orth = m.kind.base, m.kind.orth
@@ -436,15 +421,8 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 		return FitResult{}, fmt.Errorf("%s: %w", name, err)
 	}
 	var err error
-	if m.lik, err = variationalLikelihood(m.p, opt.Task); err != nil {
-		return FitResult{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if m.lik.Name() == "bernoulli" {
-		for i, y := range train.Y {
-			if y != 1 && y != -1 {
-				return FitResult{}, fmt.Errorf("%s: bernoulli likelihood needs labels ±1; y[%d] = %v", name, i, y)
-			}
-		}
+	if m.lik, err = zonalLikelihood(name, m.p.String("likelihood"), opt.Task, m.p.Float("noise_variance"), train.Y); err != nil {
+		return FitResult{}, err
 	}
 	m.dim = train.D()
 	if err := m.build(train, opt); err != nil {

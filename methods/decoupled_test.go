@@ -54,7 +54,7 @@ func buildDecoupled(t testing.TB, method string, raw map[string]any, train gp.Da
 		t.Fatal(err)
 	}
 	m := model.(*decoupledModel)
-	if m.lik, err = variationalLikelihood(m.p, task); err != nil {
+	if m.lik, err = zonalLikelihood(method, m.p.String("likelihood"), task, m.p.Float("noise_variance"), train.Y); err != nil {
 		t.Fatal(err)
 	}
 	m.dim = train.D()
