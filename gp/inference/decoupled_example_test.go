@@ -17,7 +17,7 @@ import (
 // and w (orthogonal v, full q(v')). At an orthogonal input the residual
 // prior variance k − Q_ff is all carried by v' (its Prior term), and the
 // four terms of eq. (12) sum to the variance.
-func ExampleBlockELBO() {
+func ExampleBlockMarginalTerms() {
 	k, _ := kernels.New("se", 1, kernels.Options{Lengthscales: []float64{0.5}})
 	s := param.NewSet()
 	_ = k.Declare(s, "k.")
