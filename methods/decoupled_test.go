@@ -124,21 +124,10 @@ func checkSetGradient(t *testing.T, s *param.Set, f func(*ad.Tape, *param.Bound)
 	defer s.SetVector(x0)
 	eval := func(x []float64) float64 {
 		s.SetVector(x)
-		tape := ad.NewTape()
-		out, err := f(tape, s.Bind(tape))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.Scalar()
+		v, _ := valueAndGradient(t, s, f)
+		return v
 	}
-	tape := ad.NewTape()
-	b := s.Bind(tape)
-	out, err := f(tape, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tape.Backward(out)
-	got := b.Gradient()
+	_, got := valueAndGradient(t, s, f)
 	want := fd.Gradient(nil, eval, x0, &fd.Settings{Formula: fd.Central, Step: 1e-5})
 	scale := math.Max(1, floats.Norm(want, math.Inf(1)))
 	bad := 0
@@ -277,12 +266,7 @@ func TestDecoupledClassification(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wrong := 0
-		for i, p := range pred.ProbPositive {
-			if (p > 0.5) != (test.Y[i] > 0) {
-				wrong++
-			}
-		}
+		wrong := misclassified(pred.ProbPositive, test.Y)
 		t.Logf("%s: ELBO %.4g → %.4g, %d of 50 misclassified", method, res.Trace[0].Objective, res.Objective, wrong)
 		if wrong > 8 {
 			t.Errorf("%s: %d of 50 test points misclassified", method, wrong)
@@ -330,4 +314,15 @@ func TestSphericalOrthogonalBeatsActivated(t *testing.T) {
 	if !(eo > ea) || !(ro < ra) {
 		t.Errorf("orthogonal points did not help: ELBO %.4g → %.4g, RMSE %.3g → %.3g", ea, eo, ra, ro)
 	}
+}
+
+// misclassified counts labels ±1 on the wrong side of p(y = +1) = ½.
+func misclassified(prob, y []float64) int {
+	wrong := 0
+	for i, p := range prob {
+		if (p > 0.5) != (y[i] > 0) {
+			wrong++
+		}
+	}
+	return wrong
 }

@@ -313,12 +313,7 @@ func TestODVGPAnalyticOptimum(t *testing.T) {
 	se := func(x, z *mat.Dense) *mat.Dense { return seMatrix(x, z, p.vari, p.ls) }
 	kb, kbx, kbg := se(p.z, p.z), se(p.z, p.x), se(p.z, p.w)
 	kg, kgx := se(p.w, p.w), se(p.w, p.x)
-	// S = Kβ (Kβ + σ⁻² Kβx Kxβ)⁻¹ Kβ.
-	var sig mat.Dense
-	sig.Mul(kbx, kbx.T())
-	sig.Scale(1/p.noise, &sig)
-	sig.Add(&sig, kb)
-	s := mul(kb, inv(&sig), kb)
+	s := appendixBS(p)
 	// a_α = (Kαx Kxα + σ² Kα)⁻¹ Kαx y with α = (γ, β).
 	ka := mat.NewDense(9, 9, nil)
 	ka.Slice(0, 4, 0, 4).(*mat.Dense).Copy(kg)
@@ -531,14 +526,7 @@ func TestDecoupledNatGradConjugate(t *testing.T) {
 				t.Errorf("gradient after one step of length 1 has norm %.3g (ELBO %v → %v)", n, v0, v1)
 			}
 			if c.odvgp && !c.whiten {
-				se := func(x, z *mat.Dense) *mat.Dense { return seMatrix(x, z, p.vari, p.ls) }
-				kb, kbx := se(p.z, p.z), se(p.z, p.x)
-				var sig mat.Dense
-				sig.Mul(kbx, kbx.T())
-				sig.Scale(1/p.noise, &sig)
-				sig.Add(&sig, kb)
-				want := mul(kb, inv(&sig), kb)
-				if d := mat.Norm(sub(s1, want), math.Inf(1)); d > 1e-9 {
+				if d := mat.Norm(sub(s1, appendixBS(p)), math.Inf(1)); d > 1e-9 {
 					t.Errorf("S after the step differs from App. B's by %.3g", d)
 				}
 			}
@@ -650,4 +638,16 @@ func TestDecoupledVFFReference(t *testing.T) {
 			}
 		}
 	}
+}
+
+// appendixBS is the optimal q(β) covariance of odvff-spec App. B,
+// S = Kβ (Kβ + σ⁻² Kβx Kxβ)⁻¹ Kβ, with β = z.
+func appendixBS(p *decProblem) *mat.Dense {
+	se := func(x, z *mat.Dense) *mat.Dense { return seMatrix(x, z, p.vari, p.ls) }
+	kb, kbx := se(p.z, p.z), se(p.z, p.x)
+	var sig mat.Dense
+	sig.Mul(kbx, kbx.T())
+	sig.Scale(1/p.noise, &sig)
+	sig.Add(&sig, kb)
+	return mul(kb, inv(&sig), kb)
 }
