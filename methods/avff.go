@@ -15,7 +15,7 @@ func init() {
 			if p.String("structure") != "additive" {
 				return nil, errAVFFStructure
 			}
-			return newIntervalModel("avff", p)
+			return newIntervalModel("avff", p, vffFeature)
 		},
 	})
 }

@@ -11,6 +11,6 @@ func init() {
 			{Name: "bases", Kind: Int, Default: 20,
 				Doc: "cubic B-splines per dimension (knot spacing (b − a)/(bases − 3)); M = bases^D (Kronecker) or D·bases (additive)"},
 		}),
-		New: func(p Params) (Model, error) { return newIntervalModel("bspline", p) },
+		New: func(p Params) (Model, error) { return newIntervalModel("bspline", p, bsplineFeature) },
 	})
 }

@@ -175,3 +175,34 @@ func sineData(seed uint64, n int) gp.Data {
 	}
 	return gp.Data{X: x, Y: y}
 }
+
+// TestIntervalKroneckerComponentVarianceStaysFixed: the Kronecker product
+// kernel's later component variances are declared fixed (only the product
+// is identifiable) and the shared training keeps them fixed, for the
+// collapsed and the svgp objectives (before the shared recipe, vff's own
+// training call made every parameter trainable).
+func TestIntervalKroneckerComponentVarianceStaysFixed(t *testing.T) {
+	for _, objective := range []string{"collapsed", "svgp"} {
+		model, err := Build("vff", map[string]any{"frequencies": int64(4), "objective": objective})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := model.Fit(context.Background(), boxData(150, 2, 4), FitOptions{Iterations: 15}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := features.ComponentPrefix(KernelPrefix, 1) + "variance"
+		found := false
+		for _, h := range res.Hyper {
+			if h.Name == name {
+				found = true
+				if math.Abs(h.Value[0]-1) > 1e-12 { // 1 up to the softplus round trip
+					t.Errorf("%s: %s = %v after training, want the fixed 1", objective, name, h.Value[0])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no %s in %v", objective, name, res.Hyper)
+		}
+	}
+}

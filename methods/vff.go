@@ -36,7 +36,7 @@ func init() {
 			{Name: "mask", Kind: Bool, Default: false,
 				Doc: "Kronecker only: keep the grid points with Σ_d (m_d/(frequencies−1))² ≤ 1 (the IFF paper's refined VFF grid)"},
 		}),
-		New: func(p Params) (Model, error) { return newIntervalModel("vff", p) },
+		New: func(p Params) (Model, error) { return newIntervalModel("vff", p, vffFeature) },
 	})
 }
 
@@ -75,20 +75,34 @@ func intervalParams(kernel, structure string, extra []ParamDoc) []ParamDoc {
 }
 
 type intervalModel struct {
-	method string
-	p      Params
-	kern   kernels.Kernel
-	feat   *features.IntervalFeature
-	set    *param.Set
-	stats  *inference.Stats
-	bound  *collapsedStats // the collapsed objective (nil for svgp)
-	post   *inference.Posterior
-	noise  float64
-	lik    *likelihoods.Gaussian
-	train  gp.Data
+	method     string
+	newFeature intervalFeatureFunc
+	p          Params
+	kern       kernels.Kernel
+	feat       *features.IntervalFeature
+	set        *param.Set
+	stats      *inference.Stats
+	bound      *collapsedStats // the collapsed objective (nil for svgp)
+	post       *inference.Posterior
+	noise      float64
+	lik        *likelihoods.Gaussian
+	train      gp.Data
 }
 
-func newIntervalModel(method string, p Params) (Model, error) {
+// intervalFeatureFunc builds a method's interval feature on the box.
+type intervalFeatureFunc func(k kernels.Kernel, ivs []features.Interval, s features.Structure, p Params) (*features.IntervalFeature, error)
+
+// vffFeature: Fourier features (vff, avff).
+func vffFeature(k kernels.Kernel, ivs []features.Interval, s features.Structure, p Params) (*features.IntervalFeature, error) {
+	return features.NewVFF(k, ivs, p.Int("frequencies"), s, p.Bool("mask"))
+}
+
+// bsplineFeature: cubic B-spline features.
+func bsplineFeature(k kernels.Kernel, ivs []features.Interval, s features.Structure, p Params) (*features.IntervalFeature, error) {
+	return features.NewBSplines(k, ivs, p.Int("bases"), s)
+}
+
+func newIntervalModel(method string, p Params, newFeature intervalFeatureFunc) (Model, error) {
 	if err := checkPositive(method, p, "variance", "noise_variance"); err != nil {
 		return nil, err
 	}
@@ -107,7 +121,7 @@ func newIntervalModel(method string, p Params) (Model, error) {
 	if p.Has("bases") && p.Int("bases") < 4 {
 		return nil, fmt.Errorf("%s: bases must be ≥ 4 for cubic B-splines, got %d", method, p.Int("bases"))
 	}
-	return &intervalModel{method: method, p: p}, nil
+	return &intervalModel{method: method, p: p, newFeature: newFeature}, nil
 }
 
 var errAVFFStructure = errors.New("avff: structure must be additive (use method vff for Kronecker features)")
@@ -187,13 +201,7 @@ func (m *intervalModel) build(x *mat.Dense) error {
 			return err
 		}
 	}
-	switch m.method {
-	case "bspline":
-		m.feat, err = features.NewBSplines(m.kern, ivs, m.p.Int("bases"), structure)
-	default:
-		m.feat, err = features.NewVFF(m.kern, ivs, m.p.Int("frequencies"), structure, m.p.Bool("mask"))
-	}
-	if err != nil {
+	if m.feat, err = m.newFeature(m.kern, ivs, structure, m.p); err != nil {
 		return err
 	}
 	m.set = param.NewSet()

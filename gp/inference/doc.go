@@ -7,11 +7,12 @@
 //   - SVGP: the uncollapsed ELBO of Hensman et al. (2013, 2015) with
 //     q(u) = N(m, LLᵀ), whitened or not, for any likelihood with a
 //     variational expectation, with minibatch scaling;
-//   - BlockELBO: the block variational bound, of which SVGP is the one-block
-//     case and the orthogonally decoupled models the two-block case
-//     (SOLVE-GP with a full q(v'), ODVGP/ODVFF with a mean-only block of
-//     weights a_γ); BlockMarginalTerms and BlockPredict give the predictive
-//     variance term by term (eq. 12 of Shi et al. 2020).
+//   - BlockELBO: the same bound for inducing variables in blocks (feature
+//     sets) conditioned one on the next, of which SVGP is the one-block
+//     case and SOLVE-GP / ODVGP (a mean-only block, or a block of weights
+//     a_γ) the two-block cases; BlockPosterior predicts through
+//     features.Stack of the blocks, and BlockMarginalTerms / BlockPredict
+//     give the predictive variance term by term (eq. 12 of Shi et al. 2020).
 //
 // Every objective is a 1×1 node to maximise. The inducing variables come from
 // package features. Every path reads Kuu through one description,
