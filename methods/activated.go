@@ -3,6 +3,7 @@ package methods
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -102,9 +103,16 @@ func (m *activatedModel) binder() inference.Binder {
 // initialDirections returns M directions in the augmented space.
 func (m *activatedModel) initialDirections(train gp.Data, opt FitOptions) (*mat.Dense, error) {
 	kb := m.kern.Bind(m.set.Bind(ad.NewTape()), KernelPrefix).(kernels.ZonalBound)
-	mm, d := m.p.Int("num_inducing"), kb.SphereDim()
-	rng := fitRNG(opt, 1)
-	if m.p.String("directions_init") == "random" {
+	return initialDirections(m.p.String("directions_init"), m.p.Int("num_inducing"), kb, train, fitRNG(opt, 1))
+}
+
+// initialDirections returns mm directions in the augmented space of kb:
+// the augmented inputs x̃ of mm random training points (init "data"), or
+// N(0, I) draws ("random"). The decoupled methods draw their activation
+// sets with it too.
+func initialDirections(init string, mm int, kb kernels.ZonalBound, train gp.Data, rng *rand.Rand) (*mat.Dense, error) {
+	d := kb.SphereDim()
+	if init == "random" {
 		z := mat.NewDense(mm, d, nil)
 		for i := range z.RawMatrix().Data {
 			z.RawMatrix().Data[i] = rng.NormFloat64()
@@ -112,7 +120,7 @@ func (m *activatedModel) initialDirections(train gp.Data, opt FitOptions) (*mat.
 		return z, nil
 	}
 	if mm > train.N() {
-		return nil, fmt.Errorf("num_inducing = %d exceeds the %d training points that directions_init = data draws from; use directions_init = random", mm, train.N())
+		return nil, fmt.Errorf("%d directions exceed the %d training points that directions_init = data draws from; use directions_init = random", mm, train.N())
 	}
 	idx, err := inducing.RandomIndices(train.X, mm, rng)
 	if err != nil {

@@ -78,6 +78,13 @@ type variationalFit struct {
 	// fit is full batch; minibatch fits default to Adam.
 	defaultOptimizer string
 	objective        func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error)
+	// initNames and initIterations make a first phase of up to
+	// initIterations steps in which only initNames move (the variational
+	// parameters and inducing inputs, kernel and likelihood fixed: Tiao et
+	// al. 2023, App. B.3), before everything moves. Not used with natural
+	// gradients.
+	initNames      []string
+	initIterations int
 }
 
 // batchSize is the effective minibatch size (n for full batch).
@@ -120,7 +127,18 @@ func (v variationalFit) train(ctx context.Context, p Params, train gp.Data, opt 
 		return v.objective(t, b, Batch{X: x, Y: y, Full: batch == n})
 	}
 	if !p.Has("natgrad_step") {
-		return Train(ctx, v.set, obj, st, st.Method, start, progress)
+		if v.initIterations <= 0 || opt.Iterations == 0 || len(v.initNames) == 0 {
+			return Train(ctx, v.set, obj, st, st.Method, start, progress)
+		}
+		first := st
+		first.MaxIter = v.initIterations
+		phases := []optim.Phase{{Name: "init", Trainable: v.initNames, Settings: first},
+			{Name: st.Method, Trainable: trainableNames(v.set), Settings: st}}
+		return optim.Train(ctx, v.set, obj, phases, func(pr optim.Progress) {
+			if progress != nil {
+				progress(Progress{Phase: pr.Phase, Iteration: pr.Iteration, Objective: pr.Objective, Elapsed: time.Since(start)})
+			}
+		})
 	}
 	gamma := p.Float("natgrad_step")
 	if st.Method != optim.Adam {

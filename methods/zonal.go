@@ -116,12 +116,3 @@ func variationalPredict(method string, post *inference.Posterior, bind inference
 	p, _ := lik.Predict(s, likelihoodPfx, mean, varf)
 	return Prediction{Mean: mean, VarF: varf, ProbPositive: p}, nil
 }
-
-// identity is the n×n identity.
-func identity(n int) *mat.Dense {
-	m := mat.NewDense(n, n, nil)
-	for i := 0; i < n; i++ {
-		m.Set(i, i, 1)
-	}
-	return m
-}

@@ -151,31 +151,21 @@ func (b activationBound) Directions() *ad.Node { return b.z }
 // units (ζ), zero outside 𝓛.
 func (b activationBound) coefficients(k kernels.ZonalBound) (kuu, units *ad.Node) {
 	L := b.f.trunc
-	lam, err := k.Coefficients(L - 1)
+	num := make([]float64, L)
+	for l, z := range b.f.zeta[:L] {
+		num[l] = z * z
+	}
+	kuu, err := overLambda(k, num)
 	if err != nil {
 		panic(err.Error())
 	}
-	lv := mat.Col(nil, 0, lam.Value())
-	keep := make([]bool, L)
 	u := mat.NewDense(L, 1, nil)
-	c := mat.NewDense(L, 1, nil)
 	for l := 0; l < L; l++ {
-		keep[l] = !k.Parity().Zero(l) && b.f.zeta[l] != 0 && lv[l] > 0
-		if keep[l] {
+		if kuu.Value().At(l, 0) != 0 {
 			u.Set(l, 0, b.f.zeta[l])
-			c.Set(l, 0, b.f.zeta[l]*b.f.zeta[l]/lv[l])
 		}
 	}
-	kuu = ad.Custom(c, func(g *mat.Dense) []*mat.Dense {
-		gl := mat.NewDense(L, 1, nil)
-		for l := 0; l < L; l++ {
-			if keep[l] {
-				gl.Set(l, 0, -g.At(l, 0)*c.At(l, 0)/lv[l])
-			}
-		}
-		return []*mat.Dense{gl}
-	}, lam)
-	return kuu, lam.Tape().Const(u)
+	return kuu, kuu.Tape().Const(u)
 }
 
 func (b activationBound) directions() *ad.Node {

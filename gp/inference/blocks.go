@@ -44,9 +44,19 @@ import (
 // Block is one feature set of a block variational bound and its q(u).
 // Q.Sqrt nil makes a mean-only block: q's covariance is the conditional
 // prior S_bb (ODVGP's mean basis).
+//
+// Weights parameterises a mean-only block as ODVGP does (Salimbeni et al.
+// 2018, a_γ): Q.Mu holds weights a with m_b = S_bb a, so that
+//
+//	μ_b = S_fbᵀ a,   KL_b = ½ aᵀ S_bb a,
+//
+// and S_bb is never factorised (the mean basis "needs no inversion"). The
+// bound is the same as with m_b; the optimisation path is not. Only the
+// last block can be a weights block (later blocks would need its root).
 type Block struct {
 	Feature features.Bound
 	Q       Variational
+	Weights bool
 }
 
 func (b Block) meanOnly() bool { return b.Q.Sqrt == nil }
@@ -56,7 +66,8 @@ func (b Block) meanOnly() bool { return b.Q.Sqrt == nil }
 type blockSet struct {
 	k     kernels.Bound
 	bs    []Block
-	facs  []sqrtFactor
+	facs  []sqrtFactor // nil for a weights block
+	sww   *ad.Node     // S_bb of the weights block, if any
 	cross [][]*ad.Node // cross[j][b], b > j
 }
 
@@ -73,15 +84,16 @@ func newBlockSet(k kernels.Bound, bs []Block, opt Options) (*blockSet, error) {
 			return nil, s.wrap(b, errors.New("inference: q(u) needs a mean and a square root"))
 		}
 		var err error
-		if b == 0 {
-			s.facs[0], err = sqrtKuu(k, blk.Feature, blk.Q.Whiten, opt)
-		} else {
-			sbb := blk.Feature.Kuu(k)
-			for j := 0; j < b; j++ {
-				sbb = ad.Sub(sbb, ad.MatMulTA(s.cross[j][b], s.cross[j][b]))
+		switch {
+		case blk.Weights:
+			if err := checkWeights(blk, b, len(bs)); err != nil {
+				return nil, s.wrap(b, err)
 			}
-			sbb = ad.Scale(0.5, ad.Add(sbb, ad.T(sbb)))
-			s.facs[b], err = newDenseFactor(fmt.Sprintf("S_bb of block %d (its Kuu conditioned on the blocks before it)", b), sbb, opt)
+			s.sww = s.conditional(b)
+		case b == 0:
+			s.facs[0], err = sqrtKuu(k, blk.Feature, blk.Q.Whiten, opt)
+		default:
+			s.facs[b], err = newDenseFactor(fmt.Sprintf("S_bb of block %d (its Kuu conditioned on the blocks before it; do its inputs coincide with theirs?)", b), s.conditional(b), opt)
 		}
 		if err != nil {
 			return nil, s.wrap(b, err)
@@ -108,8 +120,32 @@ func newBlockSet(k kernels.Bound, bs []Block, opt Options) (*blockSet, error) {
 	return s, nil
 }
 
+// conditional is S_bb = K_bb − Σ_{j<b} A_{j,b}ᵀA_{j,b}, symmetrised.
+func (s *blockSet) conditional(b int) *ad.Node {
+	sbb := s.bs[b].Feature.Kuu(s.k)
+	for j := 0; j < b; j++ {
+		sbb = ad.Sub(sbb, ad.MatMulTA(s.cross[j][b], s.cross[j][b]))
+	}
+	return ad.Scale(0.5, ad.Add(sbb, ad.T(sbb)))
+}
+
+func checkWeights(blk Block, b, n int) error {
+	switch {
+	case b != n-1:
+		return fmt.Errorf("inference: only the last block can hold mean weights (block %d of %d)", b, n)
+	case !blk.meanOnly():
+		return errors.New("inference: a weights block is mean-only (its covariance is S_bb); give no square root")
+	case blk.Q.Whiten:
+		return errors.New("inference: a weights block has no whitened form")
+	}
+	return nil
+}
+
 func (s *blockSet) checkQ(b int) error {
-	q, m := s.bs[b].Q, s.facs[b].size()
+	q, m := s.bs[b].Q, s.bs[b].Feature.M()
+	if s.facs[b] != nil && s.facs[b].size() != m {
+		return fmt.Errorf("inference: Kuu has %d rows for %d features", s.facs[b].size(), m)
+	}
 	if s.bs[b].meanOnly() {
 		if r, c := q.Mu.Dims(); r != m || c != 1 {
 			return fmt.Errorf("inference: q(u) mean is %d×%d, want %d×1", r, c, m)
@@ -131,7 +167,9 @@ func (s *blockSet) wrap(b int, err error) error {
 func (s *blockSet) jitter() float64 {
 	j := 0.0
 	for _, f := range s.facs {
-		j = max(j, f.jitter())
+		if f != nil {
+			j = max(j, f.jitter())
+		}
 	}
 	return j
 }
@@ -160,41 +198,84 @@ func blockProject(r *ad.Node, fac sqrtFactor, q Variational) (mu, a, qa *ad.Node
 	return mu, a, qa, nil
 }
 
-// marginals returns μ and v at the rows of x.
-func (s *blockSet) marginals(x *ad.Node) (mu, v *ad.Node, err error) {
+// BlockTerms are the pieces of the marginals of q(f) at n inputs, all
+// n×1, per block b:
+//
+//	μ = Σ_b Mean[b],   v = Kff − Σ_b Prior[b] + Σ_b Cov[b],
+//
+// with Prior[b] = ‖A_{b,f}‖²_col = diag(S_fb S_bb⁻¹ S_bf) (≥ 0) and
+// Cov[b] = ‖L_q,bᵀ P_b‖²_col = diag(S_fb S_bb⁻¹ C_b S_bb⁻¹ S_bf) (≥ 0), both
+// nil for a mean-only block (its covariance is S_bb: the two cancel). For
+// two blocks u, v these are the terms of eq. (12) of Shi et al. (2020),
+// plotted one by one in Fig. 5 of Tiao et al. (2023):
+//
+//	v = [k − Q_ff] + Q_fu C_u Q_uf + S_fv S_vv⁻¹ C_v S_vv⁻¹ S_vf − S_fv S_vv⁻¹ S_vf.
+type BlockTerms struct {
+	Kff        *ad.Node
+	Mean       []*ad.Node
+	Prior, Cov []*ad.Node
+}
+
+// Sum returns μ and v.
+func (tm BlockTerms) Sum() (mu, v *ad.Node) {
+	for _, m := range tm.Mean {
+		if mu == nil {
+			mu = m
+		} else {
+			mu = ad.Add(mu, m)
+		}
+	}
+	v = tm.Kff
+	for _, p := range tm.Prior {
+		if p != nil {
+			v = ad.Sub(v, p)
+		}
+	}
+	for _, c := range tm.Cov {
+		if c != nil {
+			v = ad.Add(v, c)
+		}
+	}
+	return mu, v
+}
+
+// terms computes BlockTerms at the rows of x.
+func (s *blockSet) terms(x *ad.Node) (BlockTerms, error) {
 	n := len(s.bs)
+	tm := BlockTerms{Kff: s.k.Diag(x), Mean: make([]*ad.Node, n), Prior: make([]*ad.Node, n), Cov: make([]*ad.Node, n)}
 	as := make([]*ad.Node, n)
-	qas := make([]*ad.Node, n)
 	for b, blk := range s.bs {
 		r, err := features.KufChecked(s.k, blk.Feature, x)
 		if err != nil {
-			return nil, nil, s.wrap(b, err)
+			return BlockTerms{}, s.wrap(b, err)
 		}
 		for j := 0; j < b; j++ {
 			r = ad.Sub(r, ad.MatMulTA(s.cross[j][b], as[j]))
 		}
+		if blk.Weights {
+			tm.Mean[b] = ad.MatMulTA(r, blk.Q.Mu) // S_fb a
+			continue
+		}
 		mb, a, qa, err := blockProject(r, s.facs[b], blk.Q)
 		if err != nil {
-			return nil, nil, s.wrap(b, err)
+			return BlockTerms{}, s.wrap(b, err)
 		}
-		as[b], qas[b] = a, qa
-		if mu == nil {
-			mu = mb
-		} else {
-			mu = ad.Add(mu, mb)
-		}
-	}
-	v = s.k.Diag(x)
-	for b, a := range as {
-		if qas[b] != nil {
-			v = ad.Sub(v, ad.T(ad.ColSums(ad.Square(a))))
-		}
-	}
-	for _, qa := range qas {
+		as[b], tm.Mean[b] = a, mb
 		if qa != nil {
-			v = ad.Add(v, ad.T(ad.ColSums(ad.Square(qa))))
+			tm.Prior[b] = ad.T(ad.ColSums(ad.Square(a)))
+			tm.Cov[b] = ad.T(ad.ColSums(ad.Square(qa)))
 		}
 	}
+	return tm, nil
+}
+
+// marginals returns μ and v at the rows of x.
+func (s *blockSet) marginals(x *ad.Node) (mu, v *ad.Node, err error) {
+	tm, err := s.terms(x)
+	if err != nil {
+		return nil, nil, err
+	}
+	mu, v = tm.Sum()
 	return mu, v, nil
 }
 
@@ -202,6 +283,9 @@ func (s *blockSet) marginals(x *ad.Node) (mu, v *ad.Node, err error) {
 // ½ m_bᵀS_bb⁻¹m_b (½‖m_b‖² whitened).
 func (s *blockSet) kl(b int) (*ad.Node, error) {
 	blk := s.bs[b]
+	if blk.Weights {
+		return ad.Scale(0.5, ad.Sum(ad.Mul(blk.Q.Mu, ad.MatMul(s.sww, blk.Q.Mu)))), nil
+	}
 	if !blk.meanOnly() {
 		return klU(s.facs[b], blk.Q)
 	}
@@ -321,12 +405,13 @@ func BlockPosterior(k kernels.Bound, blocks []Block, opt Options) (*Posterior, e
 	sizes := make([]int, len(blocks))
 	total := 0
 	for b := range blocks {
-		sizes[b] = s.facs[b].size()
+		sizes[b] = blocks[b].Feature.M()
 		total += sizes[b]
 	}
 	// Row block b of W applied to the stacked identity: the residual of
 	// block b's unit columns against the earlier blocks, whitened.
 	ws := make([]*ad.Node, len(blocks))
+	alpha := mat.NewDense(total, 1, nil)
 	off := 0
 	for b := range blocks {
 		e := mat.NewDense(sizes[b], total, nil)
@@ -337,15 +422,24 @@ func BlockPosterior(k kernels.Bound, blocks []Block, opt Options) (*Posterior, e
 		for j := 0; j < b; j++ {
 			r = ad.Sub(r, ad.MatMulTA(s.cross[j][b], ws[j]))
 		}
+		if blocks[b].Weights {
+			// μ_b(x) = S_xb a with S_bx = r k(x): α += rᵀa.
+			var ab mat.Dense
+			ab.Mul(r.Value().T(), blocks[b].Q.Mu.Value())
+			alpha.Add(alpha, &ab)
+			continue
+		}
 		ws[b] = s.facs[b].solveL(r)
 		if err := checkWhitened(ws[b], r); err != nil {
 			return nil, err
 		}
 		off += sizes[b]
 	}
-	alpha := mat.NewDense(total, 1, nil)
 	var aRows, bRows []*mat.Dense
 	for b, blk := range blocks {
+		if blk.Weights {
+			continue
+		}
 		proj := ws[b].Value()
 		if !blk.Q.Whiten {
 			full, err := fullFactor(s.facs[b])

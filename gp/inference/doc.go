@@ -9,8 +9,10 @@
 //     variational expectation, with minibatch scaling;
 //   - BlockELBO: the same bound for inducing variables in blocks (feature
 //     sets) conditioned one on the next, of which SVGP is the one-block
-//     case and SOLVE-GP / ODVGP (a mean-only block) the two-block cases;
-//     BlockPosterior predicts through features.Stack of the blocks.
+//     case and SOLVE-GP / ODVGP (a mean-only block, or a block of weights
+//     a_γ) the two-block cases; BlockPosterior predicts through
+//     features.Stack of the blocks, and BlockMarginalTerms / BlockPredict
+//     give the predictive variance term by term (eq. 12 of Shi et al. 2020).
 //
 // Every objective is a 1×1 node to maximise. The inducing variables come from
 // package features. Every path reads Kuu through one description,

@@ -89,6 +89,13 @@ func (c *combinationBound) apply(f func(Bound) *ad.Node) *ad.Node {
 	return productNodes(ns)
 }
 
+// Parts returns the bound components, so that a feature set per component
+// (features.Components) can be evaluated against its own kernel.
+func (c *combinationBound) Parts() []Bound { return c.parts }
+
+// Op is "sum" or "product".
+func (c *combinationBound) Op() string { return c.op }
+
 func (c *combinationBound) K(x, z *ad.Node) *ad.Node {
 	return c.apply(func(b Bound) *ad.Node { return b.K(x, z) })
 }
