@@ -304,24 +304,17 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 		rc.writeIndexFigure(&index, fs, fig, formats)
 	}
 	if len(spec.Claims) > 0 {
-		index.WriteString("## Claims\n\n")
-		fmt.Fprintf(&index, "Each claim is checked by a SQL query over the results (%s profile).\n\n", rc.profile)
-		index.WriteString("| claim | the paper | expected | ours | verdict |\n|---|---|---|---:|---|\n")
-		for _, c := range spec.Claims {
-			r := evalClaim(c, q, rc.profile)
-			sum.Claims = append(sum.Claims, r)
-			ours := "—"
-			if r.Verdict == Reproduced || r.Verdict == Differs {
-				ours = fmt.Sprintf("%.4g", r.Value)
-			}
-			verdict := r.Verdict
-			if r.Detail != "" {
-				verdict += ": " + r.Detail
-			}
-			fmt.Fprintf(&index, "| %s | %s | %s | %s | %s |\n", mdOneLine(c.Text), mdOneLine(c.Paper),
-				mdOneLine(c.Expect), ours, mdOneLine(verdict))
+		results := make([]ClaimResult, len(spec.Claims))
+		var sqlFile strings.Builder
+		for i, c := range spec.Claims {
+			results[i] = evalClaim(c, q, rc.profile)
+			fmt.Fprintf(&sqlFile, "-- claim %d (%s): %s\n%s;\n\n", i+1, c.Kind, oneLine(c.Text), strings.TrimSpace(c.Query))
 		}
-		index.WriteString("\n")
+		sum.Claims = append(sum.Claims, results...)
+		writeClaims(&index, spec.Claims, results, rc.profile)
+		if err := write("claims.sql", []byte(sqlFile.String())); err != nil {
+			return sum, err
+		}
 	}
 	if len(sum.Warnings) > 0 {
 		index.WriteString("## Warnings\n\n")
@@ -580,3 +573,61 @@ func displayPath(p string) string {
 	}
 	return p
 }
+
+// writeClaims writes the reproduction claims, counted, and then the sanity
+// checks, which hold by theory or construction and are not counted.
+func writeClaims(index *strings.Builder, specs []ClaimSpec, results []ClaimResult, profile string) {
+	index.WriteString("## Claims\n\n")
+	var counts [2]map[string]int
+	for k := range counts {
+		counts[k] = map[string]int{}
+	}
+	total := [2]int{}
+	for i, c := range specs {
+		k := 0
+		if c.Kind == "sanity" {
+			k = 1
+		}
+		counts[k][results[i].Verdict]++
+		total[k]++
+	}
+	fmt.Fprintf(index, "Each claim is checked by one SQL query over the results (%s profile; the queries are in claims.sql). "+
+		"**Reproduction claims: %d of %d reproduced** (%d differ, %d without data, %d query errors). "+
+		"Sanity checks, true by theory or by construction and not counted: %d of %d hold.\n\n",
+		profile, counts[0][Reproduced], total[0], counts[0][Differs], counts[0][NoData], counts[0][QueryError],
+		counts[1][Reproduced], total[1])
+	for k, heading := range []string{"### Reproduction claims\n\n", "### Sanity checks (not counted)\n\n"} {
+		if total[k] == 0 {
+			continue
+		}
+		index.WriteString(heading)
+		index.WriteString("| # | claim | the paper | expected | ours | verdict |\n|---|---|---|---|---:|---|\n")
+		for i, c := range specs {
+			if (c.Kind == "sanity") != (k == 1) {
+				continue
+			}
+			r := results[i]
+			ours := "—"
+			if r.Verdict == Reproduced || r.Verdict == Differs {
+				ours = fmt.Sprintf("%.4g", r.Value)
+			}
+			verdict := r.Verdict
+			if r.Detail != "" {
+				verdict += ": " + r.Detail
+			}
+			text := c.Text
+			if c.PostHoc {
+				text += " *(added after the result was seen)*"
+			}
+			expect := c.Expect
+			if c.Threshold != "" {
+				expect += " (threshold: " + c.Threshold + ")"
+			}
+			fmt.Fprintf(index, "| %d | %s | %s | %s | %s | %s |\n", i+1, mdOneLine(text), mdOneLine(c.Paper),
+				mdOneLine(expect), ours, mdOneLine(verdict))
+		}
+		index.WriteString("\n")
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
