@@ -129,6 +129,9 @@ type FigureSpec struct {
 	// series but a dashed horizontal line per panel at their mean y (e.g. the
 	// exact log marginal likelihood above ELBO curves).
 	ReferenceMethod string `toml:"reference_method"`
+	// SeriesStyle fixes a series' colour and line style where the paper
+	// does, by the series' raw value: "blue", "green dashed", "#1f77b4 dotted".
+	SeriesStyle map[string]string `toml:"series_style"`
 	// ZMin and ZMax fix the colour scale of a "matrix" figure (both 0: the
 	// data range).
 	ZMin float64 `toml:"zmin"`
@@ -493,6 +496,9 @@ func (s *ReportSpec) validate(loc *locator) []error {
 		var err error
 		if f.filter, err = parseFilter(f.Filter); err != nil {
 			bad(p+".filter", "%v", err)
+		}
+		if _, err := parseSeriesStyles(f.SeriesStyle); err != nil {
+			bad(p+".series_style", "%v", err)
 		}
 	}
 	for i := range s.Claims {
