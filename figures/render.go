@@ -578,32 +578,34 @@ func displayPath(p string) string {
 // checks, which hold by theory or construction and are not counted.
 func writeClaims(index *strings.Builder, specs []ClaimSpec, results []ClaimResult, profile string) {
 	index.WriteString("## Claims\n\n")
-	var counts [2]map[string]int
-	for k := range counts {
-		counts[k] = map[string]int{}
+	kinds := []struct{ kind, heading string }{
+		{"reproduction", "### Reproduction claims (counted)\n\n"},
+		{"sanity", "### Sanity checks (true by theory or by construction; not counted)\n\n"},
+		{"diagnostic", "### Diagnostics (checks of our own setup, not statements of the paper; not counted)\n\n"},
 	}
-	total := [2]int{}
+	counts := map[string]map[string]int{}
+	total := map[string]int{}
 	for i, c := range specs {
-		k := 0
-		if c.Kind == "sanity" {
-			k = 1
+		if counts[c.Kind] == nil {
+			counts[c.Kind] = map[string]int{}
 		}
-		counts[k][results[i].Verdict]++
-		total[k]++
+		counts[c.Kind][results[i].Verdict]++
+		total[c.Kind]++
 	}
+	rep := counts["reproduction"]
 	fmt.Fprintf(index, "Each claim is checked by one SQL query over the results (%s profile; the queries are in claims.sql). "+
 		"**Reproduction claims: %d of %d reproduced** (%d differ, %d without data, %d query errors). "+
-		"Sanity checks, true by theory or by construction and not counted: %d of %d hold.\n\n",
-		profile, counts[0][Reproduced], total[0], counts[0][Differs], counts[0][NoData], counts[0][QueryError],
-		counts[1][Reproduced], total[1])
-	for k, heading := range []string{"### Reproduction claims\n\n", "### Sanity checks (not counted)\n\n"} {
-		if total[k] == 0 {
+		"Not counted: sanity checks %d of %d hold, diagnostics %d of %d as expected.\n\n",
+		profile, rep[Reproduced], total["reproduction"], rep[Differs], rep[NoData], rep[QueryError],
+		counts["sanity"][Reproduced], total["sanity"], counts["diagnostic"][Reproduced], total["diagnostic"])
+	for _, k := range kinds {
+		if total[k.kind] == 0 {
 			continue
 		}
-		index.WriteString(heading)
+		index.WriteString(k.heading)
 		index.WriteString("| # | claim | the paper | expected | ours | verdict |\n|---|---|---|---|---:|---|\n")
 		for i, c := range specs {
-			if (c.Kind == "sanity") != (k == 1) {
+			if c.Kind != k.kind {
 				continue
 			}
 			r := results[i]

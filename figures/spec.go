@@ -148,7 +148,9 @@ type ClaimSpec struct {
 	// Kind is "reproduction" (default: a statement of the paper that our
 	// results could contradict; counted in "N of M reproduced") or "sanity"
 	// (true by theory or by construction — a bound below what it bounds, the
-	// optimiser preferring what it optimised; reported, not counted).
+	// optimiser preferring what it optimised; reported, not counted) or
+	// "diagnostic" (a check of our own setup, not a statement of the paper:
+	// convergence, the cause of a discrepancy; reported, not counted).
 	Kind string `toml:"kind"`
 	// Threshold says where the expectation's number comes from when the
 	// paper gives none (shown beside the claim).
