@@ -14,6 +14,8 @@ import (
 //	expect = "> 1.5"
 //	metric = "rmse"                          # metric or derived metric
 //	aggregate = "mean"                       # mean | median | min | max | sum | count
+//	per = ["num_features"]                   # optional: aggregate within each value of these
+//	across = "min"                           # parameters, then reduce the groups (default max)
 //	where = { grid = ["fig2", "fig2-exact"] }  # filters shared by both sides
 //	ratio = [                                # or difference = [A, B]; neither: one selection
 //	  { method = "vof-trig", a = 3.0, covariance = "dense" },
@@ -35,12 +37,15 @@ var claimAggregates = []string{"mean", "median", "min", "max", "sum", "count"}
 type claimSelection struct {
 	metric    string
 	aggregate string
+	per       []string // parameters to group by before reducing across groups
+	across    string
 	filters   map[string]any
 }
 
 // declarative reports whether the claim uses the declarative form.
 func (c *ClaimSpec) declarative() bool {
-	return c.Metric != "" || c.Aggregate != "" || len(c.Where) > 0 || len(c.Ratio) > 0 || len(c.Difference) > 0
+	return c.Metric != "" || c.Aggregate != "" || len(c.Where) > 0 || len(c.Ratio) > 0 || len(c.Difference) > 0 ||
+		len(c.Per) > 0 || c.Across != ""
 }
 
 // compileClaim turns a declarative claim into SQL returning one number.
@@ -95,21 +100,37 @@ func compileClaim(c ClaimSpec, experiment string, derived map[string]string) (st
 
 // newSelection merges the claim's shared settings with one side's.
 func newSelection(c ClaimSpec, side map[string]any) (claimSelection, error) {
-	s := claimSelection{metric: c.Metric, aggregate: c.Aggregate, filters: map[string]any{}}
+	s := claimSelection{metric: c.Metric, aggregate: c.Aggregate, per: c.Per, across: c.Across, filters: map[string]any{}}
 	for k, v := range c.Where {
 		s.filters[k] = v
 	}
 	for k, v := range side {
 		switch k {
-		case "metric", "aggregate":
+		case "per":
+			list, err := filterValues(k, v)
+			if err != nil {
+				return s, err
+			}
+			s.per = nil
+			for _, x := range list {
+				name, ok := x.(string)
+				if !ok {
+					return s, fmt.Errorf("per: want parameter names, got %v", x)
+				}
+				s.per = append(s.per, name)
+			}
+		case "metric", "aggregate", "across":
 			str, ok := v.(string)
 			if !ok {
 				return s, fmt.Errorf("%s must be a string, got %v", k, v)
 			}
-			if k == "metric" {
+			switch k {
+			case "metric":
 				s.metric = str
-			} else {
+			case "aggregate":
 				s.aggregate = str
+			default:
+				s.across = str
 			}
 		default:
 			s.filters[k] = v
@@ -120,6 +141,12 @@ func newSelection(c ClaimSpec, side map[string]any) (claimSelection, error) {
 	}
 	if !contains(claimAggregates, s.aggregate) {
 		return s, fmt.Errorf("aggregate %q is not one of: %s", s.aggregate, strings.Join(claimAggregates, ", "))
+	}
+	if len(s.per) > 0 && s.across == "" {
+		s.across = "max"
+	}
+	if s.across != "" && (len(s.per) == 0 || !contains(claimAggregates, s.across) || s.across == "count") {
+		return s, fmt.Errorf("across = %q needs per = [parameters] and is one of: mean, median, min, max, sum", s.across)
 	}
 	if s.metric == "" && s.aggregate != "count" {
 		return s, fmt.Errorf("a declarative claim needs metric = \"NAME\" (a metric or derived metric), for the claim or each selection")
@@ -152,15 +179,48 @@ func (s claimSelection) sql(experiment string, derived map[string]string, ctes m
 	if s.metric == "" {
 		inner = "SELECT 1 AS v FROM " + from + " WHERE " + strings.Join(conds, " AND ")
 	}
+	if len(s.per) == 0 {
+		return reduceSQL(inner, s.aggregate), nil
+	}
+	// Within each combination of the per parameters (a run lacking one is
+	// its own group), then across the groups.
+	var keys []string
+	for i, name := range s.per {
+		a := fmt.Sprintf("g%d", i)
+		from += fmt.Sprintf(" LEFT JOIN run_params %s ON %s.run_id = r.id AND %s.name = %s", a, a, a, sqlQuote(strings.TrimPrefix(name, "param:")))
+		keys = append(keys, "COALESCE("+a+".value, '')")
+	}
+	valCol := "m.value"
+	if s.metric == "" {
+		valCol = "1"
+	}
+	grouped := "SELECT " + valCol + " AS v, " + strings.Join(keys, " || '\x1f' || ") + " AS grp FROM " + from +
+		" WHERE " + strings.Join(conds, " AND ")
+	var perGroup string
 	switch s.aggregate {
 	case "median":
-		return "(SELECT AVG(v) FROM (SELECT v, ROW_NUMBER() OVER (ORDER BY v) AS k, COUNT(*) OVER () AS n FROM (" +
-			inner + ")) WHERE k IN ((n + 1) / 2, (n + 2) / 2))", nil
+		perGroup = "SELECT AVG(v) AS v FROM (SELECT v, grp, ROW_NUMBER() OVER (PARTITION BY grp ORDER BY v) AS k, COUNT(*) OVER (PARTITION BY grp) AS n FROM (" +
+			grouped + ")) WHERE k IN ((n + 1) / 2, (n + 2) / 2) GROUP BY grp"
 	case "count":
-		return "(SELECT COUNT(*) FROM (" + inner + "))", nil
+		perGroup = "SELECT COUNT(*) AS v FROM (" + grouped + ") GROUP BY grp"
+	default:
+		perGroup = "SELECT " + sqlAgg[s.aggregate] + "(v) AS v FROM (" + grouped + ") GROUP BY grp"
 	}
-	fn := map[string]string{"mean": "AVG", "min": "MIN", "max": "MAX", "sum": "SUM"}[s.aggregate]
-	return "(SELECT " + fn + "(v) FROM (" + inner + "))", nil
+	return reduceSQL(perGroup, s.across), nil
+}
+
+var sqlAgg = map[string]string{"mean": "AVG", "min": "MIN", "max": "MAX", "sum": "SUM"}
+
+// reduceSQL reduces the column v of inner to one number.
+func reduceSQL(inner, aggregate string) string {
+	switch aggregate {
+	case "median":
+		return "(SELECT AVG(v) FROM (SELECT v, ROW_NUMBER() OVER (ORDER BY v) AS k, COUNT(*) OVER () AS n FROM (" +
+			inner + ")) WHERE k IN ((n + 1) / 2, (n + 2) / 2))"
+	case "count":
+		return "(SELECT COUNT(*) FROM (" + inner + "))"
+	}
+	return "(SELECT " + sqlAgg[aggregate] + "(v) FROM (" + inner + "))"
 }
 
 // filterSQL is the condition on run r of one filter key.

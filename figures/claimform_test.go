@@ -54,6 +54,14 @@ where = { grid = "uci", method = "svgp", dataset = "yacht" }
 expect = "= 0"
 
 [[claim]]
+text = "per-M means, smallest across M, over two parameter names"
+metric = "elbo"
+where = { grid = "fig3", dataset = "gp-sample", method = "vof" }
+per = ["num_inducing", "lengthscale"]
+across = "min"
+expect = "< 0"
+
+[[claim]]
 text = "derived metric"
 metric = "x_double_rmse"
 where = { grid = "uci", method = "sgpr", dataset = "concrete", split = [0, 2] }
@@ -75,6 +83,7 @@ func TestDeclarativeClaims(t *testing.T) {
 		mean3(func(s int) float64 { return elbo(80, s) }) - elbo(20, 2),
 		0.1 + 1.0/64,
 		0,
+		mean3(func(s int) float64 { return elbo(10, s) }),
 		(2*rmseOf("sgpr", "concrete", 0) + 2*rmseOf("sgpr", "concrete", 2)) / 2,
 	}
 	for i, c := range spec.Claims {
@@ -107,6 +116,7 @@ func TestDeclarativeClaimErrors(t *testing.T) {
 		{"metric = \"rmse\"\nwhere = { split = \"a\" }", "integers"},
 		{"metric = \"rmse\"\nratio = [{ method = \"a\" }, { method = \"b\" }]\ndifference = [{ method = \"a\" }, { method = \"b\" }]", "not both"},
 		{"query = \"SELECT 1\"\nkind = \"check\"", "kind"},
+		{"metric = \"rmse\"\nacross = \"min\"", "needs per"},
 	}
 	for _, c := range cases {
 		_, err := ParseReport("bad.toml", head+c.body)

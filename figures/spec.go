@@ -164,6 +164,8 @@ type ClaimSpec struct {
 	Query      string           `toml:"query"`
 	Metric     string           `toml:"metric"`
 	Aggregate  string           `toml:"aggregate"`
+	Per        []string         `toml:"per"`
+	Across     string           `toml:"across"`
 	Where      map[string]any   `toml:"where"`
 	Ratio      []map[string]any `toml:"ratio"`
 	Difference []map[string]any `toml:"difference"`
