@@ -252,14 +252,22 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 				legendAdded["\x00ref"] = true
 			}
 		}
+		if len(bySeries) == 0 {
+			addNoData(p, fs)
+		}
+		// A panel whose runs could not be drawn keeps the default range,
+		// which a log axis cannot show.
+		if fs.LogX && (p.X.Min <= 0 || p.X.Max <= 0) {
+			p.X.Min, p.X.Max = 0.1, 10
+		}
+		if fs.LogY && (p.Y.Min <= 0 || p.Y.Max <= 0) {
+			p.Y.Min, p.Y.Max = 0.1, 10
+		}
 		if fs.LogX {
 			p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
 		}
 		if fs.LogY {
 			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-		}
-		if len(bySeries) == 0 {
-			addNoData(p, fs)
 		}
 		f.panels = append(f.panels, p)
 	}
