@@ -230,17 +230,7 @@ func filterSQL(key string, v any, experiment string) (string, error) {
 		return "", err
 	}
 	switch key {
-	case "grid":
-		var qs []string
-		for _, x := range vals {
-			s, ok := x.(string)
-			if !ok {
-				return "", fmt.Errorf("filter grid: want grid names, got %v", x)
-			}
-			qs = append(qs, sqlQuote(s), sqlQuote(experiment+"/"+s))
-		}
-		return "r.grid IN (" + strings.Join(qs, ", ") + ")", nil
-	case "method", "dataset":
+	case "grid", "method", "dataset":
 		var qs []string
 		for _, x := range vals {
 			s, ok := x.(string)
@@ -248,6 +238,9 @@ func filterSQL(key string, v any, experiment string) (string, error) {
 				return "", fmt.Errorf("filter %s: want names, got %v", key, x)
 			}
 			qs = append(qs, sqlQuote(s))
+			if key == "grid" { // stored as NAME or experiment/NAME
+				qs = append(qs, sqlQuote(experiment+"/"+s))
+			}
 		}
 		return "r." + key + " IN (" + strings.Join(qs, ", ") + ")", nil
 	case "split", "seed":

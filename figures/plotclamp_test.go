@@ -28,15 +28,7 @@ logy = true
 band = "2std"
 series_style = { sgpr = "blue", vof = "green dashed" }
 `
-	spec, err := ParseReport("neg.toml", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	sum, err := Render(spec, fixtureStore(t), out, Options{Formats: []string{"png"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, out := renderPNG(t, cfg)
 	clamped := 0
 	for _, w := range sum.Warnings {
 		if strings.Contains(w, "not drawn") {
