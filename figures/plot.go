@@ -506,8 +506,8 @@ func (f *figure) aggregate(fs FigureSpec, rs []*run, where string) points {
 		// A positive quantity's error bar must not reach below zero: clip
 		// it at the smallest value observed (on a log axis, the smallest
 		// positive one).
-		pt.ylo = clipLow(pt.ylo, ys, fs.LogY)
-		pt.xlo = clipLow(pt.xlo, xs, fs.LogX)
+		pt.ylo = math.Min(clipLow(pt.ylo, ys, fs.LogY), pt.y)
+		pt.xlo = math.Min(clipLow(pt.xlo, xs, fs.LogX), pt.x)
 		out = append(out, pt)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].x < out[j].x })
