@@ -386,7 +386,11 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 	var pts points
 	for _, pt := range all {
 		if pt.clamped {
-			f.clamped = append(f.clamped, clampedPoint{x: pt.x, y: pt.y, series: i, where: where})
+			c := seriesColor(i)
+			if st, ok := f.styles[name]; ok {
+				c = st.color
+			}
+			f.clamped = append(f.clamped, clampedPoint{x: pt.x, y: pt.y, color: c, where: where})
 			continue
 		}
 		pts = append(pts, pt)
@@ -920,9 +924,9 @@ func (f *figure) legendWidth() vg.Length {
 }
 
 type clampedPoint struct {
-	x, y   float64
-	series int
-	where  string
+	x, y  float64
+	color color.NRGBA // the series' colour
+	where string
 }
 
 // drawClamped draws the panel's points whose mean is ≤ 0 on a log y axis
@@ -942,7 +946,7 @@ func (f *figure) drawClamped(p *plot.Plot) plot.Thumbnailer {
 		if err != nil {
 			continue
 		}
-		s.GlyphStyle = draw.GlyphStyle{Color: seriesColor(c.series), Radius: vg.Points(4), Shape: downTriangle{}}
+		s.GlyphStyle = draw.GlyphStyle{Color: c.color, Radius: vg.Points(4), Shape: downTriangle{}}
 		p.Add(s)
 		if first == nil {
 			first = s
