@@ -138,6 +138,27 @@ func (m *skiModel) hyper() (ski.Hyper, float64) {
 	return h, m.set.Scalar(skiMean)
 }
 
+// lossGrad sets grad to the gradient of the loss −L/n in the unconstrained
+// vector x = (u_σf², u_ℓ…, u_σ², μ) from ∂L/∂(σ_f², ℓ_1 … ℓ_dim, σ², μ)
+// in natural units: softplus chains by its derivative (the sigmoid), and one
+// shared lengthscale (ard = false) collects the dim partial derivatives.
+func lossGrad(grad, x, nat []float64, dim int, n float64) {
+	nl := len(x) - 3
+	grad[0] = -nat[0] * param.DefaultPositive.Deriv(x[0]) / n
+	for k := 0; k < nl; k++ {
+		g := nat[1+k]
+		if nl == 1 {
+			g = 0
+			for d := 0; d < dim; d++ {
+				g += nat[1+d]
+			}
+		}
+		grad[1+k] = -g * param.DefaultPositive.Deriv(x[1+k]) / n
+	}
+	grad[1+nl] = -nat[1+dim] * param.Positive{Lower: skiNoiseFloor}.Deriv(x[1+nl]) / n
+	grad[2+nl] = -nat[2+dim] / n
+}
+
 // GridSize is the number of grid points per dimension used for n inputs in
 // dim dimensions: grid_size, or GPyTorch's automatic choice.
 func (m *skiModel) GridSize(n, dim int) int {
@@ -206,22 +227,7 @@ func (m *skiModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 			}
 			return math.NaN()
 		}
-		// x = (u_σf², u_ℓ…, u_σ², μ): chain through softplus (dv/du = sigmoid(u)).
-		nl := len(x) - 3
-		grad[0] = -last.Grad[0] * param.DefaultPositive.Deriv(x[0]) / nf
-		for k := 0; k < nl; k++ {
-			var g float64
-			if nl == 1 {
-				for d := 0; d < dim; d++ { // one shared lengthscale
-					g += last.Grad[1+d]
-				}
-			} else {
-				g = last.Grad[1+k]
-			}
-			grad[1+k] = -g * param.DefaultPositive.Deriv(x[1+k]) / nf
-		}
-		grad[1+nl] = -last.Grad[1+dim] * param.Positive{Lower: skiNoiseFloor}.Deriv(x[1+nl]) / nf
-		grad[2+nl] = -last.Grad[2+dim] / nf
+		lossGrad(grad, x, last.Grad, dim, nf)
 		return -last.LML / nf
 	}
 	res := FitResult{Extra: map[string]float64{}}

@@ -159,3 +159,60 @@ func TestSKIBadInput(t *testing.T) {
 		t.Errorf("infinite test input: %v", err)
 	}
 }
+
+// lossGrad chains natural-unit derivatives to the unconstrained loss
+// gradient: check it by central differences of −f(θ(x))/n for a smooth f
+// with a known gradient, with one lengthscale per dimension and one shared.
+func TestSKILossGradFiniteDifferences(t *testing.T) {
+	const n, dim = 37.0, 2
+	// f(σ_f², ℓ, σ², μ) = log σ_f² + Σ_d (d+1) ℓ_d² + 1/σ² + μ³.
+	f := func(h []float64, ls []float64, mu float64) (float64, []float64) {
+		v := math.Log(h[0]) + 1/h[1] + mu*mu*mu
+		g := []float64{1 / h[0]}
+		for d, l := range ls {
+			v += float64(d+1) * l * l
+			g = append(g, 2*float64(d+1)*l)
+		}
+		return v, append(g, -1/(h[1]*h[1]), 3*mu*mu)
+	}
+	for _, ard := range []bool{true, false} {
+		m := &skiModel{dim: dim}
+		var err error
+		m.p, err = mustMethod(t, "ski").Validate(map[string]any{"ard": ard, "lengthscales": []any{0.3}, "variance": 1.7, "noise_variance": 0.05, "mean": 0.4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.set, err = m.newSet(dim); err != nil {
+			t.Fatal(err)
+		}
+		loss := func(x []float64) (float64, []float64) {
+			m.set.SetVector(x)
+			h, mu := m.hyper()
+			v, g := f([]float64{h.Variance, h.Noise}, h.Lengthscales, mu)
+			return -v / n, g
+		}
+		x := m.set.Vector()
+		_, nat := loss(x)
+		grad := make([]float64, len(x))
+		lossGrad(grad, x, nat, dim, n)
+		for j := range x {
+			xp, xm := append([]float64(nil), x...), append([]float64(nil), x...)
+			xp[j] += 1e-6
+			xm[j] -= 1e-6
+			fp, _ := loss(xp)
+			fm, _ := loss(xm)
+			if fd := (fp - fm) / 2e-6; math.Abs(fd-grad[j]) > 1e-7*math.Max(1, math.Abs(fd)) {
+				t.Errorf("ard=%v parameter %d: gradient %v, finite difference %v", ard, j, grad[j], fd)
+			}
+		}
+	}
+}
+
+func mustMethod(t *testing.T, name string) Method {
+	t.Helper()
+	m, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
