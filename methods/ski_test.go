@@ -3,53 +3,27 @@ package methods
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
-
-	"sgplab/gp"
 )
-
-// skiData is a 2-D regression set y = sin(2x₁) + cos(x₂) + noise.
-func skiData(n int, seed uint64) gp.Data {
-	rng := rand.New(rand.NewPCG(seed, 3))
-	x := mat.NewDense(n, 2, nil)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		a, b := -2+4*rng.Float64(), -2+4*rng.Float64()
-		x.Set(i, 0, a)
-		x.Set(i, 1, b)
-		y[i] = math.Sin(2*a) + math.Cos(b) + 0.1*rng.NormFloat64()
-	}
-	return gp.Data{X: x, Y: y}
-}
-
-func hyperValue(res FitResult, name string) []float64 {
-	for _, h := range res.Hyper {
-		if h.Name == name {
-			return h.Value
-		}
-	}
-	return nil
-}
 
 // SKI trains, and on a fine grid its predictive mean and variance agree
 // with the exact GP posterior at the fitted hyperparameters (the SKI kernel
 // differs from the RBF kernel by the O(h³) interpolation error only). Two
 // fits with one seed are bitwise identical.
 func TestSKIFitsAndMatchesExactGP(t *testing.T) {
-	train, test := skiData(400, 1), skiData(60, 2)
+	train, test := toyData(1, 300, 0.1), toyData(2, 60, 0.1)
 	build := func() Model {
-		m, err := Build("ski", map[string]any{"grid_size": int64(40), "variance_rank": int64(400), "predict_cg_tolerance": 1e-10})
+		m, err := Build("ski", map[string]any{"grid_size": int64(30), "variance_rank": int64(300), "predict_cg_tolerance": 1e-10})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return m
 	}
 	m := build()
-	opt := FitOptions{Iterations: 60, Seed: 7}
+	opt := FitOptions{Iterations: 30, Seed: 7}
 	res, err := m.Fit(context.Background(), train, opt, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +31,7 @@ func TestSKIFitsAndMatchesExactGP(t *testing.T) {
 	if res.Trace[len(res.Trace)-1].Objective <= res.Trace[0].Objective {
 		t.Errorf("objective did not improve: %v → %v", res.Trace[0].Objective, res.Trace[len(res.Trace)-1].Objective)
 	}
-	if res.Extra["num_features"] != 1600 || res.Extra["grid_size"] != 40 {
+	if res.Extra["num_features"] != 900 || res.Extra["grid_size"] != 30 {
 		t.Errorf("grid extras %v", res.Extra)
 	}
 	pred, err := m.Predict(test.X)
@@ -68,7 +42,7 @@ func TestSKIFitsAndMatchesExactGP(t *testing.T) {
 		t.Error("SKI predictions must be scored over positive variances")
 	}
 	// Exact GP posterior at the fitted hyperparameters.
-	sf2, ls, noise, mu := hyperValue(res, skiVariance)[0], hyperValue(res, skiLengths), hyperValue(res, noiseName)[0], hyperValue(res, skiMean)[0]
+	sf2, ls, noise, mu := hyper(res, skiVariance)[0], hyper(res, skiLengths), hyper(res, noiseName)[0], hyper(res, skiMean)[0]
 	k := func(a, b *mat.Dense, i, j int) float64 {
 		var r2 float64
 		for d := 0; d < 2; d++ {
@@ -123,7 +97,7 @@ func TestSKIFitsAndMatchesExactGP(t *testing.T) {
 }
 
 func TestSKIBadInput(t *testing.T) {
-	train := skiData(30, 3)
+	train := toyData(3, 30, 0.1)
 	for _, c := range []struct {
 		params map[string]any
 		opt    FitOptions
