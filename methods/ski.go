@@ -171,7 +171,7 @@ func (m *skiModel) GridSize(n, dim int) int {
 // Fit maximises the SKI marginal likelihood by Adam on the loss −L/N, the
 // IFF paper's SKI recipe (GPyTorch ExactMarginalLogLikelihood): learning rate
 // 0.1 unless the grid gives one, the grid's iteration budget, stop when
-// |Δloss| < objective_tol. Fresh probes are drawn at every step from the
+// |Δloss| < objective_tol (a grid's grad_tol is ignored). Fresh probes are drawn at every step from the
 // fit's seeded stream.
 func (m *skiModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
 	start := time.Now()
@@ -191,7 +191,9 @@ func (m *skiModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 	if st.LearningRate == 0 {
 		st.LearningRate = 0.1
 	}
-	st.ObjectiveTol = m.p.Float("objective_tol")
+	// The paper's SKI loop stops on |Δloss| only: a gradient tolerance
+	// shared with L-BFGS methods in a grid would act on a noisy estimate.
+	st.ObjectiveTol, st.GradTol = m.p.Float("objective_tol"), 0
 	n, dim := train.N(), train.D()
 	m.dim = dim
 	size := m.GridSize(n, dim)
