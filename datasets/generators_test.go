@@ -24,9 +24,9 @@ func TestGeneratorSpecConstants(t *testing.T) {
 		{"vof-regression", nil, config{kernel: "matern52", inputs: "uniform", dim: 1, n: 80, ls: 0.2, variance: 1, noise: 0.03 * 0.03, low: -3, high: 3, inputStd: 1}},
 		// vof-spec §3.3: N = 1000, SE v = 0.5 ℓ = 0.5, noise sd 0.01; N(0, 3²) | U[±√108] | mixture.
 		{"vof-inputs", nil, config{kernel: "se", inputs: "gaussian", dim: 1, n: 1000, ls: 0.5, variance: 0.5, noise: 1e-4, inputStd: 3, low: -math.Sqrt(108), high: math.Sqrt(108)}},
-		// iff-spec §3.2, §6.5, §6.9, §6.10: N = 10⁴, unit ℓ and σ_f², σ² = 1/0.774, width 6√(N/2) (1-D) or 5 (2-D).
+		// iff-spec §3.2, §6.5, §6.9, §6.10: N = 10⁴, unit ℓ and σ_f², σ² = 1/0.774, width 6√(N/2) (1-D) or 30 (2-D, §6.9 corrected).
 		{"iff-synthetic", nil, config{kernel: "se", inputs: "uniform", dim: 1, n: 10000, ls: 1, variance: 1, noise: 1 / 0.774, width: 6 * math.Sqrt(5000), low: -3 * math.Sqrt(5000), high: 3 * math.Sqrt(5000), inputStd: 1}},
-		{"iff-synthetic", map[string]any{"dim": 2, "kernel": "matern52"}, config{kernel: "matern52", inputs: "uniform", dim: 2, n: 10000, ls: 1, variance: 1, noise: 1 / 0.774, width: 5, low: -2.5, high: 2.5, inputStd: 1}},
+		{"iff-synthetic", map[string]any{"dim": 2, "kernel": "matern52"}, config{kernel: "matern52", inputs: "uniform", dim: 2, n: 10000, ls: 1, variance: 1, noise: 1 / 0.774, width: 30, low: -15, high: 15, inputStd: 1}},
 		// iff-spec §3.1, §6.5-7: N = 1000, N(0, (W/6)²), σ_f = 0.5422, SNR 1.255.
 		{"iff-gap", nil, config{kernel: "se", inputs: "gaussian", dim: 1, n: 1000, ls: 1, variance: 0.5422 * 0.5422, noise: 0.5422 * 0.5422 / 1.255, inputStd: wGap / 6, width: wGap, low: -wGap / 2, high: wGap / 2}},
 		// Fig. 9: λ = 0.5 doubles W; Fig. 8: 4× SNR.
@@ -160,7 +160,7 @@ func TestGeneratorStatistics(t *testing.T) {
 			}
 		}}},
 		{"iff-synthetic", map[string]any{"n": 800}, 3, []check{within(-60, 60), moments(0, 120/math.Sqrt(12), 0.1)}},
-		{"iff-synthetic", map[string]any{"n": 800, "kernel": "matern52", "dim": 2}, 3, []check{within(-2.5, 2.5)}},
+		{"iff-synthetic", map[string]any{"n": 800, "kernel": "matern52", "dim": 2}, 3, []check{within(-15, 15), moments(0, 30/math.Sqrt(12), 0.1)}},
 		{"iff-gap", nil, 1, []check{moments(0, math.Sqrt(500), 0.1)}},
 		{"iff-gap", map[string]any{"kernel": "matern32", "inputs": "uniform", "snr": 2.067}, 1, []check{within(-3*math.Sqrt(500), 3*math.Sqrt(500))}},
 		{"odvff-gap", map[string]any{"n": 600, "n_test": 200, "method": "statespace"}, 2, []check{within(0, 1), func(t *testing.T, c config, x []float64, d gp.Data) {

@@ -80,7 +80,7 @@ func registerGenerators() {
 		"n", 1000, "n_test", 0, "variance", 0.5, "lengthscale", 0.5, "noise_variance", 0.01*0.01, "inputs", "gaussian",
 		"input_std", 3.0, "low", -math.Sqrt(108), "high", math.Sqrt(108)))
 	// iff-spec §3.2 (Figures 3, 4) with §6 items 5, 9, 10.
-	g := gen("IFF Sec. 5.1 (Figs. 3-4): N=10000, SE or Matern-5/2, unit l and variance, SNR 0.774 (noise var 1/0.774), uniform width 6 sqrt(N/2) in 1-D, 5 per dim in 2-D",
+	g := gen("IFF Sec. 5.1 (Figs. 3-4): N=10000, SE or Matern-5/2, unit l and variance, SNR 0.774 (noise var 1/0.774), uniform width 6 sqrt(N/2) in 1-D, 30 per dim ([-15,15]^2) in 2-D",
 		"n", 10000, "n_test", 0, "noise_variance", 1/0.774, "width", -1.0)
 	g.derive = func(c *config) error {
 		if c.width >= 0 {
@@ -90,7 +90,9 @@ func registerGenerators() {
 		case 1:
 			c.width = 6 * math.Sqrt(float64(c.n)/2)
 		case 2:
-			c.width = 5
+			// iff-spec §6 item 9 (corrected from the authors' notebook):
+			// width = 5/λ and x = 6·width·U − 3·width, i.e. [−15, 15]².
+			c.width = 30
 		default:
 			return fmt.Errorf("the IFF width is defined for dim 1 and 2 only; set width for dim %d", c.dim)
 		}

@@ -66,6 +66,11 @@ type figure struct {
 	title    string
 	describe string // one sentence on what the points are, for index.md
 	warnings []string
+	styles   map[string]seriesStyle // fixed series styles (FigureSpec.SeriesStyle)
+	// The panel being drawn: points whose mean is ≤ 0 on a log y axis, and
+	// the smallest positive value drawn (where they go).
+	clamped  []clampedPoint
+	floor    float64
 	panels   []*plot.Plot
 	cols     int
 	legend   *plot.Legend // shared legend drawn right of the panels, or nil
@@ -79,6 +84,9 @@ type point struct {
 	x, y               float64
 	ylo, yhi, xlo, xhi float64
 	n                  int
+	// clamped: y ≤ 0 on a log y axis; drawn at the panel's floor with its
+	// own marker rather than dropped.
+	clamped bool
 }
 
 type xyBand []point
@@ -177,6 +185,11 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 		return buildHeatmap(f, fs, used, panels, panelOf, xlabel, ylabel, rc)
 	}
 	f.legend = nil
+	styles, err := parseSeriesStyles(fs.SeriesStyle)
+	if err != nil {
+		return nil, err
+	}
+	f.styles = styles
 	legendAdded := map[string]bool{}
 	legend := plot.NewLegend()
 	for _, pname := range panels {
@@ -191,8 +204,17 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 			}
 		} else {
 			p.Title.Text = f.title
+			if fs.Panels != "" && pname != "" {
+				// Name the panel's value (e.g. the dataset) even when alone.
+				l := rc.label(pname)
+				if fl, ok := fs.PanelLabels[pname]; ok {
+					l = fl
+				}
+				p.Title.Text += " — " + l
+			}
 		}
 		p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
+		f.clamped, f.floor = nil, math.Inf(1)
 		bySeries := map[string][]*run{}
 		for _, r := range used {
 			if panelOf(r) == pname {
@@ -214,6 +236,10 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 				legendAdded[sname] = true
 			}
 		}
+		if th := f.drawClamped(p); th != nil && !legendAdded["\x00clamped"] {
+			legend.Add("mean ≤ 0 (drawn at the floor)", th)
+			legendAdded["\x00clamped"] = true
+		}
 		if len(refs) > 0 {
 			var mine []*run
 			for _, r := range refs {
@@ -226,14 +252,22 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 				legendAdded["\x00ref"] = true
 			}
 		}
+		if len(bySeries) == 0 {
+			addNoData(p, fs)
+		}
+		// A panel whose runs could not be drawn keeps the default range,
+		// which a log axis cannot show.
+		if fs.LogX && (p.X.Min <= 0 || p.X.Max <= 0) {
+			p.X.Min, p.X.Max = 0.1, 10
+		}
+		if fs.LogY && (p.Y.Min <= 0 || p.Y.Max <= 0) {
+			p.Y.Min, p.Y.Max = 0.1, 10
+		}
 		if fs.LogX {
 			p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
 		}
 		if fs.LogY {
 			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-		}
-		if len(bySeries) == 0 {
-			addNoData(p, fs)
 		}
 		f.panels = append(f.panels, p)
 	}
@@ -348,7 +382,18 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 	case "trace":
 		return f.drawTrace(p, fs, rs, traces, i, where)
 	}
-	pts := f.aggregate(fs, rs, where)
+	all := f.aggregate(fs, rs, where)
+	var pts points
+	for _, pt := range all {
+		if pt.clamped {
+			f.clamped = append(f.clamped, clampedPoint{x: pt.x, y: pt.y, series: i, where: where})
+			continue
+		}
+		pts = append(pts, pt)
+		if pt.ylo > 0 {
+			f.floor = math.Min(f.floor, pt.ylo)
+		}
+	}
 	if len(pts) == 0 {
 		return nil, nil
 	}
@@ -369,6 +414,10 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 	}
 	line.LineStyle = seriesLine(i)
 	scatter.GlyphStyle = seriesGlyph(i)
+	if st, ok := f.styles[name]; ok {
+		line.LineStyle.Color, scatter.GlyphStyle.Color = st.color, st.color
+		line.LineStyle.Dashes = st.dashes
+	}
 	p.Add(line, scatter)
 	thumbs = append(thumbs, line, scatter)
 	if fs.Kind == "line" && fs.Band != "none" {
@@ -377,7 +426,7 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 			if err != nil {
 				return nil, err
 			}
-			eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = seriesColor(i), vg.Points(1), vg.Points(5)
+			eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = line.LineStyle.Color, vg.Points(1), vg.Points(5)
 			p.Add(eb)
 		}
 		if b := xyBand(pts); b.hasXErr() {
@@ -385,7 +434,7 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 			if err != nil {
 				return nil, err
 			}
-			eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = seriesColor(i), vg.Points(1), vg.Points(5)
+			eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = line.LineStyle.Color, vg.Points(1), vg.Points(5)
 			p.Add(eb)
 		}
 	}
@@ -445,22 +494,44 @@ func (f *figure) aggregate(fs FigureSpec, rs []*run, where string) points {
 		if xIsMetric {
 			pt.x, pt.xlo, pt.xhi = bandOf(xs, fs.Aggregate, fs.Band)
 		}
-		if (fs.LogX && pt.x <= 0) || (fs.LogY && pt.y <= 0) {
+		if fs.LogX && pt.x <= 0 {
 			dropped += len(xs)
 			continue
 		}
-		// A band cannot reach below zero on a log axis; clip it at the point.
-		if fs.LogY && pt.ylo <= 0 {
-			pt.ylo = pt.y
+		if fs.LogY && pt.y <= 0 {
+			// Not dropped: drawn at the panel's floor with its own marker.
+			pt.clamped = true
+			pt.ylo, pt.yhi = pt.y, pt.y
 		}
-		if fs.LogX && pt.xlo <= 0 {
-			pt.xlo = pt.x
-		}
+		// A positive quantity's error bar must not reach below zero: clip
+		// it at the smallest value observed (on a log axis, the smallest
+		// positive one).
+		pt.ylo = clipLow(pt.ylo, ys, fs.LogY)
+		pt.xlo = clipLow(pt.xlo, xs, fs.LogX)
 		out = append(out, pt)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].x < out[j].x })
 	f.warnDropped(dropped, len(rs), where, fs)
 	return out
+}
+
+// clipLow keeps the lower end of a band of values vs above zero when all
+// of them are non-negative (log: above the smallest positive value).
+func clipLow(lo float64, vs []float64, log bool) float64 {
+	minV, minPos := math.Inf(1), math.Inf(1)
+	for _, v := range vs {
+		minV = math.Min(minV, v)
+		if v > 0 {
+			minPos = math.Min(minPos, v)
+		}
+	}
+	switch {
+	case log && lo <= 0 && !math.IsInf(minPos, 1):
+		return minPos
+	case !log && minV >= 0 && lo < 0:
+		return 0
+	}
+	return lo
 }
 
 func (f *figure) warnDropped(dropped, total int, where string, fs FigureSpec) {
@@ -846,4 +917,106 @@ func (f *figure) encode(format string) ([]byte, error) {
 func (f *figure) legendWidth() vg.Length {
 	r := f.legend.Rectangle(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: 1000, Y: 1000}}})
 	return r.Max.X - r.Min.X
+}
+
+type clampedPoint struct {
+	x, y   float64
+	series int
+	where  string
+}
+
+// drawClamped draws the panel's points whose mean is ≤ 0 on a log y axis
+// as hollow down-triangles at a third of the smallest positive value
+// drawn, and says so in the warnings; it returns the legend thumbnail.
+func (f *figure) drawClamped(p *plot.Plot) plot.Thumbnailer {
+	if len(f.clamped) == 0 {
+		return nil
+	}
+	floor := f.floor / 3
+	if math.IsInf(f.floor, 1) {
+		floor = 1
+	}
+	var first *plotter.Scatter
+	for _, c := range f.clamped {
+		s, err := plotter.NewScatter(plotter.XYs{{X: c.x, Y: floor}})
+		if err != nil {
+			continue
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: seriesColor(c.series), Radius: vg.Points(4), Shape: downTriangle{}}
+		p.Add(s)
+		if first == nil {
+			first = s
+		}
+		f.warnings = append(f.warnings, fmt.Sprintf("point at x = %.4g%s has mean %.3g ≤ 0 on a log axis: drawn as ▽ at %.3g", c.x, c.where, c.y, floor))
+	}
+	if first == nil {
+		return nil
+	}
+	if p.Y.Min >= p.Y.Max { // nothing else in the panel: give the log axis a range
+		p.Y.Min, p.Y.Max = floor/10, floor*10
+	}
+	return first
+}
+
+// downTriangle is a hollow triangle pointing down: "below this".
+type downTriangle struct{}
+
+func (downTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1)})
+	r := sty.Radius
+	var path vg.Path
+	path.Move(vg.Point{X: pt.X - r, Y: pt.Y + r*0.6})
+	path.Line(vg.Point{X: pt.X + r, Y: pt.Y + r*0.6})
+	path.Line(vg.Point{X: pt.X, Y: pt.Y - r})
+	path.Close()
+	c.Stroke(path)
+}
+
+// seriesStyle is a series' colour and dashes fixed by the config.
+type seriesStyle struct {
+	color  color.NRGBA
+	dashes []vg.Length
+}
+
+var namedColors = map[string]color.NRGBA{
+	"blue": {0x1f, 0x4e, 0xc8, 0xff}, "green": {0x1a, 0x9a, 0x3c, 0xff}, "red": {0xd6, 0x27, 0x28, 0xff},
+	"black": {0x00, 0x00, 0x00, 0xff}, "orange": {0xff, 0x7f, 0x0e, 0xff}, "purple": {0x80, 0x3c, 0xa0, 0xff},
+	"grey": {0x70, 0x70, 0x70, 0xff}, "brown": {0x8c, 0x56, 0x4b, 0xff},
+}
+
+var namedDashes = map[string][]vg.Length{
+	"solid": nil, "dashed": {vg.Points(6), vg.Points(3)}, "dotted": {vg.Points(1.5), vg.Points(2)},
+}
+
+// parseSeriesStyles reads series_style values "COLOUR" or "COLOUR dashed"
+// (COLOUR: a name or #rrggbb; dashes: solid, dashed, dotted).
+func parseSeriesStyles(m map[string]string) (map[string]seriesStyle, error) {
+	out := map[string]seriesStyle{}
+	for _, k := range sortedKeys(m) {
+		f := strings.Fields(m[k])
+		if len(f) == 0 || len(f) > 2 {
+			return nil, fmt.Errorf("series_style %q = %q: want \"COLOUR\" or \"COLOUR DASHES\"", k, m[k])
+		}
+		var st seriesStyle
+		if c, ok := namedColors[f[0]]; ok {
+			st.color = c
+		} else if len(f[0]) == 7 && f[0][0] == '#' {
+			h, err := strconv.ParseUint(f[0][1:], 16, 32)
+			if err != nil {
+				return nil, fmt.Errorf("series_style %q: colour %q is not #rrggbb", k, f[0])
+			}
+			st.color = color.NRGBA{R: uint8(h >> 16), G: uint8(h >> 8), B: uint8(h), A: 0xff}
+		} else {
+			return nil, fmt.Errorf("series_style %q: unknown colour %q; names: %s, or #rrggbb", k, f[0], strings.Join(sortedKeys(namedColors), ", "))
+		}
+		if len(f) == 2 {
+			d, ok := namedDashes[f[1]]
+			if !ok {
+				return nil, fmt.Errorf("series_style %q: unknown dashes %q; valid: dashed, dotted, solid", k, f[1])
+			}
+			st.dashes = d
+		}
+		out[k] = st
+	}
+	return out, nil
 }

@@ -304,24 +304,17 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 		rc.writeIndexFigure(&index, fs, fig, formats)
 	}
 	if len(spec.Claims) > 0 {
-		index.WriteString("## Claims\n\n")
-		fmt.Fprintf(&index, "Each claim is checked by a SQL query over the results (%s profile).\n\n", rc.profile)
-		index.WriteString("| claim | the paper | expected | ours | verdict |\n|---|---|---|---:|---|\n")
-		for _, c := range spec.Claims {
-			r := evalClaim(c, q, rc.profile)
-			sum.Claims = append(sum.Claims, r)
-			ours := "—"
-			if r.Verdict == Reproduced || r.Verdict == Differs {
-				ours = fmt.Sprintf("%.4g", r.Value)
-			}
-			verdict := r.Verdict
-			if r.Detail != "" {
-				verdict += ": " + r.Detail
-			}
-			fmt.Fprintf(&index, "| %s | %s | %s | %s | %s |\n", mdOneLine(c.Text), mdOneLine(c.Paper),
-				mdOneLine(c.Expect), ours, mdOneLine(verdict))
+		results := make([]ClaimResult, len(spec.Claims))
+		var sqlFile strings.Builder
+		for i, c := range spec.Claims {
+			results[i] = evalClaim(c, q, rc.profile)
+			fmt.Fprintf(&sqlFile, "-- claim %d (%s): %s\n%s;\n\n", i+1, c.Kind, oneLine(c.Text), strings.TrimSpace(c.Query))
 		}
-		index.WriteString("\n")
+		sum.Claims = append(sum.Claims, results...)
+		writeClaims(&index, spec.Claims, results, rc.profile)
+		if err := write("claims.sql", []byte(sqlFile.String())); err != nil {
+			return sum, err
+		}
 	}
 	if len(sum.Warnings) > 0 {
 		index.WriteString("## Warnings\n\n")
@@ -580,3 +573,63 @@ func displayPath(p string) string {
 	}
 	return p
 }
+
+// writeClaims writes the reproduction claims, counted, and then the sanity
+// checks, which hold by theory or construction and are not counted.
+func writeClaims(index *strings.Builder, specs []ClaimSpec, results []ClaimResult, profile string) {
+	index.WriteString("## Claims\n\n")
+	kinds := []struct{ kind, heading string }{
+		{"reproduction", "### Reproduction claims (counted)\n\n"},
+		{"sanity", "### Sanity checks (true by theory or by construction; not counted)\n\n"},
+		{"diagnostic", "### Diagnostics (checks of our own setup, not statements of the paper; not counted)\n\n"},
+	}
+	counts := map[string]map[string]int{}
+	total := map[string]int{}
+	for i, c := range specs {
+		if counts[c.Kind] == nil {
+			counts[c.Kind] = map[string]int{}
+		}
+		counts[c.Kind][results[i].Verdict]++
+		total[c.Kind]++
+	}
+	rep := counts["reproduction"]
+	fmt.Fprintf(index, "Each claim is checked by one SQL query over the results (%s profile; the queries are in claims.sql). "+
+		"**Reproduction claims: %d of %d reproduced** (%d differ, %d without data, %d query errors). "+
+		"Not counted: sanity checks %d of %d hold, diagnostics %d of %d as expected.\n\n",
+		profile, rep[Reproduced], total["reproduction"], rep[Differs], rep[NoData], rep[QueryError],
+		counts["sanity"][Reproduced], total["sanity"], counts["diagnostic"][Reproduced], total["diagnostic"])
+	for _, k := range kinds {
+		if total[k.kind] == 0 {
+			continue
+		}
+		index.WriteString(k.heading)
+		index.WriteString("| # | claim | the paper | expected | ours | verdict |\n|---|---|---|---|---:|---|\n")
+		for i, c := range specs {
+			if c.Kind != k.kind {
+				continue
+			}
+			r := results[i]
+			ours := "—"
+			if r.Verdict == Reproduced || r.Verdict == Differs {
+				ours = fmt.Sprintf("%.4g", r.Value)
+			}
+			verdict := r.Verdict
+			if r.Detail != "" {
+				verdict += ": " + r.Detail
+			}
+			text := c.Text
+			if c.PostHoc {
+				text += " *(added after the result was seen)*"
+			}
+			expect := c.Expect
+			if c.Threshold != "" {
+				expect += " (threshold: " + c.Threshold + ")"
+			}
+			fmt.Fprintf(index, "| %d | %s | %s | %s | %s | %s |\n", i+1, mdOneLine(text), mdOneLine(c.Paper),
+				mdOneLine(expect), ours, mdOneLine(verdict))
+		}
+		index.WriteString("\n")
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

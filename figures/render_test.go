@@ -93,15 +93,7 @@ x = "method"
 y = "dataset"
 z = "metric:rmse"
 `
-	spec, err := ParseReport("p.toml", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	sum, err := Render(spec, fixtureStore(t), out, Options{Formats: []string{"png"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, out := renderPNG(t, src)
 	if len(sum.Warnings) != 2 || !strings.Contains(sum.Warnings[0], "no finished full-profile runs of grid g") {
 		t.Errorf("warnings %v", sum.Warnings)
 	}
@@ -157,4 +149,20 @@ func TestLogTicks(t *testing.T) {
 			t.Errorf("[%v, %v]: labels %q, want %q", c.min, c.max, got, c.labels)
 		}
 	}
+}
+
+// renderPNG parses a config and renders it over the fixture store as PNG
+// into a temporary directory.
+func renderPNG(t *testing.T, src string) (Summary, string) {
+	t.Helper()
+	spec, err := ParseReport("p.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	sum, err := Render(spec, fixtureStore(t), out, Options{Formats: []string{"png"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, out
 }

@@ -129,6 +129,9 @@ type FigureSpec struct {
 	// series but a dashed horizontal line per panel at their mean y (e.g. the
 	// exact log marginal likelihood above ELBO curves).
 	ReferenceMethod string `toml:"reference_method"`
+	// SeriesStyle fixes a series' colour and line style where the paper
+	// does, by the series' raw value: "blue", "green dashed", "#1f77b4 dotted".
+	SeriesStyle map[string]string `toml:"series_style"`
 	// ZMin and ZMax fix the colour scale of a "matrix" figure (both 0: the
 	// data range).
 	ZMin float64 `toml:"zmin"`
@@ -142,10 +145,31 @@ type FigureSpec struct {
 type ClaimSpec struct {
 	Text  string `toml:"text"`
 	Paper string `toml:"paper"`
+	// Kind is "reproduction" (default: a statement of the paper that our
+	// results could contradict; counted in "N of M reproduced") or "sanity"
+	// (true by theory or by construction — a bound below what it bounds, the
+	// optimiser preferring what it optimised; reported, not counted) or
+	// "diagnostic" (a check of our own setup, not a statement of the paper:
+	// convergence, the cause of a discrepancy; reported, not counted).
+	Kind string `toml:"kind"`
+	// Threshold says where the expectation's number comes from when the
+	// paper gives none (shown beside the claim).
+	Threshold string `toml:"threshold"`
+	// PostHoc marks a claim added after its result was seen.
+	PostHoc bool `toml:"post_hoc"`
 	// Query is SQL returning one number; {profile} is replaced by the quoted
-	// profile name of the report.
-	Query  string `toml:"query"`
-	Expect string `toml:"expect"` // e.g. "< 0.01", ">= 2", "in [1, 3]", "= 5 ± 0.1"
+	// profile name of the report. Or the declarative form below (see
+	// claimform.go): Metric, Aggregate and Where select runs and reduce one
+	// metric to a number; Ratio or Difference compare two such selections.
+	Query      string           `toml:"query"`
+	Metric     string           `toml:"metric"`
+	Aggregate  string           `toml:"aggregate"`
+	Per        []string         `toml:"per"`
+	Across     string           `toml:"across"`
+	Where      map[string]any   `toml:"where"`
+	Ratio      []map[string]any `toml:"ratio"`
+	Difference []map[string]any `toml:"difference"`
+	Expect     string           `toml:"expect"` // e.g. "< 0.01", ">= 2", "in [1, 3]", "= 5 ± 0.1"
 
 	expect expectation
 }
@@ -477,6 +501,9 @@ func (s *ReportSpec) validate(loc *locator) []error {
 		if f.filter, err = parseFilter(f.Filter); err != nil {
 			bad(p+".filter", "%v", err)
 		}
+		if _, err := parseSeriesStyles(f.SeriesStyle); err != nil {
+			bad(p+".series_style", "%v", err)
+		}
 	}
 	for i := range s.Claims {
 		c := &s.Claims[i]
@@ -484,8 +511,23 @@ func (s *ReportSpec) validate(loc *locator) []error {
 		if c.Text == "" {
 			bad(p, "a claim needs text")
 		}
-		if strings.TrimSpace(c.Query) == "" {
-			bad(p+".query", "a claim needs a query (SQL returning one number)")
+		switch {
+		case c.declarative() && strings.TrimSpace(c.Query) != "":
+			bad(p+".query", "give query (SQL) or the declarative keys metric/where/ratio/difference, not both")
+		case c.declarative():
+			sql, err := compileClaim(*c, s.Name, derivedMetricQueries(s.Report.Derive))
+			if err != nil {
+				bad(p, "%v", err)
+			}
+			c.Query = sql
+		case strings.TrimSpace(c.Query) == "":
+			bad(p+".query", "a claim needs a query (SQL returning one number) or metric = \"NAME\" with where/ratio/difference")
+		}
+		if c.Kind == "" {
+			c.Kind = "reproduction"
+		}
+		if !contains(claimKinds, c.Kind) {
+			bad(p+".kind", "kind %q is not one of: %s", c.Kind, strings.Join(claimKinds, ", "))
 		}
 		var err error
 		if c.expect, err = parseExpect(c.Expect); err != nil {

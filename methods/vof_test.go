@@ -144,6 +144,32 @@ func TestVOFTrigTrainsAndIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestVOFTrigEvalSamplesAliasing: with T below the integrand's frequency
+// (2J > T here) the shifted grid aliases and one evaluation's spread is far
+// larger than with eval_mc_samples above it, while both averages stay
+// unbiased estimates of the quadrature ELBO.
+func TestVOFTrigEvalSamplesAliasing(t *testing.T) {
+	train := vofTestData(120, 5)
+	base := map[string]any{"num_features": int64(41), "kernel": "se", "train_hyper": false, "fix_a": true,
+		"q_update": "optimal", "estimator": "quadrature", "mc_samples": int64(12), "eval_samples": int64(400)}
+	sd := map[int64]float64{}
+	for _, tEval := range []int64{0, 80} {
+		raw := map[string]any{"eval_mc_samples": tEval}
+		for k, v := range base {
+			raw[k] = v
+		}
+		_, r := fitVOF(t, "vof-trig", raw, train, FitOptions{Seed: 3})
+		sd[tEval] = r.Extra["elbo_mc_sd"]
+		if d := math.Abs(r.Extra["elbo_mc"] - r.Extra["elbo_deterministic"]); d > 5*r.Extra["elbo_mc_stderr"]+1e-6 {
+			t.Errorf("T = %d: MC ELBO %.4f ± %.3g, quadrature %.4f", tEval, r.Extra["elbo_mc"], r.Extra["elbo_mc_stderr"], r.Extra["elbo_deterministic"])
+		}
+	}
+	t.Logf("sd of one evaluation: T = 12 %.4g, T = 80 %.4g", sd[0], sd[80])
+	if !(sd[80] < sd[0]/10) {
+		t.Errorf("eval_mc_samples = 80 did not cut the spread: sd %.4g (T = 12) vs %.4g", sd[0], sd[80])
+	}
+}
+
 func TestVOFMethodBadInput(t *testing.T) {
 	train := vofTestData(20, 1)
 	x2 := mat.NewDense(20, 2, nil)
@@ -162,6 +188,7 @@ func TestVOFMethodBadInput(t *testing.T) {
 		{"kernel", "vof-trig", map[string]any{"kernel": "periodic"}, train, FitOptions{}, "not one of"},
 		{"classification", "vof-hermite", nil, train, FitOptions{Task: Classification}, "regression only"},
 		{"q_update", "vof-trig", map[string]any{"q_update": "natural"}, train, FitOptions{}, "q_update"},
+		{"negative eval T", "vof-trig", map[string]any{"eval_mc_samples": int64(-1)}, train, FitOptions{}, "eval_mc_samples"},
 		{"removed alias", "vof-trig", map[string]any{"lengthscale": 0.5}, train, FitOptions{}, "lengthscale"},
 	}
 	for _, c := range cases {
@@ -269,7 +296,7 @@ func TestVOFOptimalQGradient(t *testing.T) {
 			tp := ad.NewTape()
 			b := m.set.Bind(tp)
 			q := m.constQ(tp)
-			out, err := m.elbo(tp, b, train, nil, false, nil, &q)
+			out, err := m.elbo(tp, b, train, nil, 0, nil, &q)
 			if err != nil {
 				t.Fatal(err)
 			}

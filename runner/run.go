@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -256,6 +258,7 @@ type outcome struct {
 	data      *Dataset
 	trainSecs float64
 	predSecs  float64
+	loadAvg   float64 // 1-minute load average at the end of Fit; NaN if unknown
 	arts      []results.Artifact
 	err       error
 }
@@ -399,6 +402,7 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	t0 := time.Now()
 	oc.fit, err = model.Fit(ctx, data.Train, opt, onProgress)
 	oc.trainSecs = time.Since(t0).Seconds()
+	oc.loadAvg = loadAverage()
 	if err != nil {
 		oc.err = err
 		return oc
@@ -470,12 +474,17 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 		vals[name] = v
 	}
 	names := sortedKeys(vals)
-	ms := make([]results.Metric, 0, len(names))
+	ms := make([]results.Metric, 0, len(names)+1)
 	for _, n := range names {
 		if len(spec.Metrics) > 0 && !contains(spec.Metrics, n) {
 			continue
 		}
 		ms = append(ms, results.Metric{Name: n, Value: vals[n]})
+	}
+	// The machine's load while the run was timed, kept whatever the grid's
+	// metrics list: a timing is only comparable with its load beside it.
+	if !math.IsNaN(oc.loadAvg) {
+		ms = append(ms, results.Metric{Name: LoadAvgMetric, Value: oc.loadAvg})
 	}
 	return ms, nil
 }
@@ -667,4 +676,24 @@ func (p *progress) close() {
 func IsTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// LoadAvgMetric is the 1-minute load average read when Fit returned
+// (/proc/loadavg; absent where that file is), stored with every run.
+const LoadAvgMetric = "x_load_avg_1m"
+
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return math.NaN()
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
 }

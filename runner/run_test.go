@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,6 +85,12 @@ func TestRunRecordsFailuresAndResumes(t *testing.T) {
 	}
 	if n := count(t, st, "SELECT COUNT(*) FROM traces"); n != 6 {
 		t.Errorf("%d trace rows, want 6", n)
+	}
+	// The load average is stored with every timed run where the OS gives it.
+	if _, err := os.Stat("/proc/loadavg"); err == nil {
+		if n := count(t, st, "SELECT COUNT(*) FROM metrics WHERE name='"+LoadAvgMetric+"' AND value >= 0"); n != 2 {
+			t.Errorf("%s stored %d times, want 2", LoadAvgMetric, n)
+		}
 	}
 	// Resume: done runs are skipped, failed ones run again, nothing duplicates.
 	sum, err = r.Run(context.Background(), runs)

@@ -1,0 +1,80 @@
+package figures
+
+import (
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+// A log-y figure of a quantity whose means are negative keeps every point
+// (drawn at the floor and reported), names its single panel, and takes the
+// paper's series colours.
+func TestLogAxisKeepsNonPositivePoints(t *testing.T) {
+	cfg := `
+name = "demo"
+[[grid]]
+name = "fig3"
+[[figure]]
+name = "neg"
+kind = "line"
+grid = "fig3"
+x = "param:num_inducing"
+y = "metric:elbo"
+series = "method"
+panels = "dataset"
+filter = { dataset = "gp-sample" }
+logy = true
+band = "2std"
+series_style = { sgpr = "blue", vof = "green dashed" }
+`
+	sum, out := renderPNG(t, cfg)
+	clamped := 0
+	for _, w := range sum.Warnings {
+		if strings.Contains(w, "not drawn") {
+			t.Errorf("a point was dropped: %s", w)
+		}
+		if strings.Contains(w, "drawn as ▽") {
+			clamped++
+		}
+	}
+	if clamped != 8 { // 2 methods × 4 M, every ELBO mean < 0
+		t.Errorf("%d clamped points reported, want 8: %v", clamped, sum.Warnings)
+	}
+	if _, err := os.Stat(out + "/neg.png"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestClipLow(t *testing.T) {
+	cases := []struct {
+		lo   float64
+		vs   []float64
+		log  bool
+		want float64
+	}{
+		{-0.5, []float64{0.1, 1, 2}, false, 0},   // positive quantity: not below zero
+		{-0.5, []float64{-1, 1, 2}, false, -0.5}, // signed quantity: unchanged
+		{0.05, []float64{0.1, 1}, false, 0.05},
+		{-0.5, []float64{0.1, 1, 2}, true, 0.1}, // log axis: smallest positive value
+		{-0.5, []float64{-1, 0.2}, true, 0.2},
+		{0.05, []float64{0.1, 1}, true, 0.05},
+	}
+	for _, c := range cases {
+		if got := clipLow(c.lo, c.vs, c.log); got != c.want && !(math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("clipLow(%v, %v, %v) = %v, want %v", c.lo, c.vs, c.log, got, c.want)
+		}
+	}
+}
+
+func TestSeriesStyleErrors(t *testing.T) {
+	for _, bad := range []map[string]string{{"a": "teal"}, {"a": "blue wavy"}, {"a": "#12345z"}, {"a": ""}} {
+		if _, err := parseSeriesStyles(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	st, err := parseSeriesStyles(map[string]string{"a": "#1f77b4 dotted", "b": "green"})
+	if err != nil || st["a"].color.B != 0xb4 || len(st["a"].dashes) != 2 || st["b"].dashes != nil {
+		t.Errorf("parsed %+v, %v", st, err)
+	}
+}
