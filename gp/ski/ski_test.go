@@ -560,3 +560,43 @@ func TestIllConditioned(t *testing.T) {
 		}
 	}
 }
+
+// A truncated Lanczos cache (k < N) is a Galerkin projection: Q T⁻¹ Qᵀ ≼ K̂⁻¹,
+// so its variances are never below the exact SKI posterior variance, and
+// they are larger on average. (This is why SKI's variances here err high.)
+func TestTruncatedVarianceIsAnUpperBound(t *testing.T) {
+	p := newProblem(t, 150, 2, 12, 31)
+	full, err := p.op.NewPosterior(p.y, 0, PosteriorSettings{CGTol: 1e-12, MaxCG: 1000, PrecondRank: 5, VarianceRank: 150}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, err := p.op.NewPosterior(p.y, 0, PosteriorSettings{CGTol: 1e-12, MaxCG: 1000, PrecondRank: 5, VarianceRank: 15}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	xs := mat.NewDense(40, 2, nil)
+	for i := 0; i < 40; i++ {
+		xs.Set(i, 0, -2+4*rng.Float64())
+		xs.Set(i, 1, -2+4*rng.Float64())
+	}
+	_, vFull, _, err := full.Predict(xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, vCut, _, err := cut.Predict(xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var excess float64
+	for i := range vFull {
+		if vCut[i] < vFull[i]-1e-10 {
+			t.Fatalf("point %d: rank-15 variance %v below the exact %v", i, vCut[i], vFull[i])
+		}
+		excess += vCut[i] - vFull[i]
+	}
+	t.Logf("mean excess variance of the rank-15 cache: %.3g", excess/40)
+	if excess <= 0 {
+		t.Error("rank-15 cache equals the exact variance: the test has no power")
+	}
+}
