@@ -386,7 +386,11 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 	var pts points
 	for _, pt := range all {
 		if pt.clamped {
-			f.clamped = append(f.clamped, clampedPoint{x: pt.x, y: pt.y, series: i, where: where})
+			c := seriesColor(i)
+			if st, ok := f.styles[name]; ok {
+				c = st.color
+			}
+			f.clamped = append(f.clamped, clampedPoint{x: pt.x, y: pt.y, color: c, where: where})
 			continue
 		}
 		pts = append(pts, pt)
@@ -506,8 +510,8 @@ func (f *figure) aggregate(fs FigureSpec, rs []*run, where string) points {
 		// A positive quantity's error bar must not reach below zero: clip
 		// it at the smallest value observed (on a log axis, the smallest
 		// positive one).
-		pt.ylo = clipLow(pt.ylo, ys, fs.LogY)
-		pt.xlo = clipLow(pt.xlo, xs, fs.LogX)
+		pt.ylo = math.Min(clipLow(pt.ylo, ys, fs.LogY), pt.y)
+		pt.xlo = math.Min(clipLow(pt.xlo, xs, fs.LogX), pt.x)
 		out = append(out, pt)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].x < out[j].x })
@@ -920,9 +924,9 @@ func (f *figure) legendWidth() vg.Length {
 }
 
 type clampedPoint struct {
-	x, y   float64
-	series int
-	where  string
+	x, y  float64
+	color color.NRGBA // the series' colour
+	where string
 }
 
 // drawClamped draws the panel's points whose mean is ≤ 0 on a log y axis
@@ -942,7 +946,7 @@ func (f *figure) drawClamped(p *plot.Plot) plot.Thumbnailer {
 		if err != nil {
 			continue
 		}
-		s.GlyphStyle = draw.GlyphStyle{Color: seriesColor(c.series), Radius: vg.Points(4), Shape: downTriangle{}}
+		s.GlyphStyle = draw.GlyphStyle{Color: c.color, Radius: vg.Points(4), Shape: downTriangle{}}
 		p.Add(s)
 		if first == nil {
 			first = s

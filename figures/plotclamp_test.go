@@ -78,3 +78,21 @@ func TestSeriesStyleErrors(t *testing.T) {
 		t.Errorf("parsed %+v, %v", st, err)
 	}
 }
+
+// A positive mean below the smallest positive value (one run negative) must
+// keep its error bar inside (0, y]: gonum draws y − |low|.
+func TestLogBandStaysPositive(t *testing.T) {
+	mk := func(y float64, split int64) *run {
+		return &run{Split: split, Params: map[string]string{"m": "1"}, Metrics: map[string]float64{"g": y}}
+	}
+	f := &figure{}
+	fs := FigureSpec{X: "param:m", Y: "metric:g", LogY: true, Band: "2std", Aggregate: "mean"}
+	pts := f.aggregate(fs, []*run{mk(-0.001, 0), mk(0.0012, 1)}, "")
+	if len(pts) != 1 {
+		t.Fatalf("%d points", len(pts))
+	}
+	p := pts[0]
+	if !(p.ylo > 0 && p.ylo <= p.y && p.yhi >= p.y) {
+		t.Errorf("band [%g, %g] around %g", p.ylo, p.yhi, p.y)
+	}
+}
