@@ -90,6 +90,11 @@ type Prediction struct {
 	VarY []float64
 	// ProbPositive is p(y* = +1) for classification.
 	ProbPositive []float64
+	// PositiveVarOnly asks the scorer to average NLPD and coverage over the
+	// test points with VarY > 0 only and to count the others
+	// (metrics.RegressionPositiveVar): set by SKI, whose variances can be
+	// negative, as the IFF paper scores it.
+	PositiveVarOnly bool
 }
 
 // Model is a method instance: trained by Fit, queried by Predict.

@@ -357,7 +357,7 @@ func TestSGPRJitterAtFinalPoint(t *testing.T) {
 // singular spelling "lengthscale" is gone (an unknown parameter).
 func TestSharedParameterNames(t *testing.T) {
 	shared := []string{"variance", "lengthscales", "noise_variance"}
-	for _, name := range []string{"gpr", "sgpr", "svgp", "iff", "vff", "avff", "bspline", "kernel-approx"} {
+	for _, name := range []string{"gpr", "sgpr", "svgp", "iff", "vff", "avff", "bspline", "kernel-approx", "ski"} {
 		m, err := Lookup(name)
 		if err != nil {
 			t.Fatal(err)

@@ -551,7 +551,11 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 	if task == string(methods.Classification) {
 		scored, err = metrics.Classification(y, oc.pred.ProbPositive)
 	} else {
-		scored, err = metrics.Regression(y, oc.pred.Mean, oc.pred.VarY, metrics.Scale{Shift: oc.data.YShift, Scale: oc.data.YScale})
+		score := metrics.Regression
+		if oc.pred.PositiveVarOnly {
+			score = metrics.RegressionPositiveVar
+		}
+		scored, err = score(y, oc.pred.Mean, oc.pred.VarY, metrics.Scale{Shift: oc.data.YShift, Scale: oc.data.YScale})
 	}
 	if err != nil {
 		return nil, err

@@ -167,6 +167,42 @@ func Regression(y, mean, varY []float64, sc Scale) (map[string]float64, error) {
 	}, nil
 }
 
+// NonPositiveVarName counts the test points RegressionPositiveVar left out
+// of NLPD and coverage.
+const NonPositiveVarName = "x_nonpositive_variances"
+
+// RegressionPositiveVar scores like Regression, except that NLPD,
+// test_loglik and coverage95 average over the test points whose predictive
+// variance is positive only, and NonPositiveVarName counts the others. RMSE
+// and MSE use every point. This is how the IFF paper (Cheema & Rasmussen
+// 2023) scores SKI, whose approximate predictive variances can be negative;
+// use it only for such methods, so that a bad variance elsewhere still fails.
+func RegressionPositiveVar(y, mean, varY []float64, sc Scale) (map[string]float64, error) {
+	if err := checkLens("regression", len(y), mean, varY); err != nil {
+		return nil, err
+	}
+	var yp, mp, vp []float64
+	for i, v := range varY {
+		if v > 0 {
+			yp, mp, vp = append(yp, y[i]), append(mp, mean[i]), append(vp, v)
+		}
+	}
+	if len(yp) == 0 {
+		return nil, fmt.Errorf("metrics: no test point of %d has a positive predictive variance", len(y))
+	}
+	out, err := Regression(yp, mp, vp, sc)
+	if err != nil {
+		return nil, err
+	}
+	mse, err := MSE(y, sc.Mean(mean))
+	if err != nil {
+		return nil, err
+	}
+	out[MSEName], out[RMSEName] = mse, math.Sqrt(mse)
+	out[NonPositiveVarName] = float64(len(y) - len(yp))
+	return out, nil
+}
+
 // positive reads a binary label: +1 is positive, −1 or 0 negative.
 func positive(y float64, i int) (bool, error) {
 	switch y {

@@ -184,3 +184,33 @@ func TestErrors(t *testing.T) {
 		t.Errorf("single class: %v, %v; want auc NaN, accuracy 0.5", got, err)
 	}
 }
+
+// RegressionPositiveVar: RMSE over every point, NLPD and coverage over the
+// positive-variance points only, the others counted; with no such point it
+// fails.
+func TestRegressionPositiveVar(t *testing.T) {
+	halfLog2Pi := 0.5 * math.Log(2*math.Pi)
+	y, mean, varY := []float64{1, 2, 3, 5}, []float64{1, 3, 3, 1}, []float64{1, -0.5, 4, 0}
+	got, err := RegressionPositiveVar(y, mean, varY, Scale{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		"mse": (1 + 16) / 4.0, "rmse": math.Sqrt(17 / 4.0),
+		"nlpd":             halfLog2Pi + math.Log(2)/2, // points 0 and 2: ½log2π and ½log2π + log 2
+		"coverage95":       1,
+		NonPositiveVarName: 2,
+		"test_loglik":      -(halfLog2Pi + math.Log(2)/2),
+	}
+	for k, w := range want {
+		if !near(got[k], w, 1e-14) {
+			t.Errorf("%s = %v, want %v", k, got[k], w)
+		}
+	}
+	if _, err := RegressionPositiveVar([]float64{1}, []float64{1}, []float64{-1}, Scale{}); err == nil {
+		t.Error("no positive variance: want an error")
+	}
+	if _, err := Regression(y, mean, varY, Scale{}); err == nil {
+		t.Error("Regression accepted a negative variance")
+	}
+}

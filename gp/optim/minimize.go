@@ -29,6 +29,10 @@ type Settings struct {
 	GradTol float64
 	// LearningRate is Adam's step size; default 0.01.
 	LearningRate float64
+	// ObjectiveTol stops Adam once the objective changes by less than it
+	// between consecutive iterates (0: off), the rule of GPyTorch training
+	// loops such as the IFF paper's SKI runs.
+	ObjectiveTol float64
 }
 
 // Method names accepted in Settings.Method.
@@ -170,7 +174,7 @@ func Minimize(ctx context.Context, f Objective, x0 []float64, s Settings, cb fun
 	if len(x0) == 0 {
 		return Result{}, errors.New("optim: nothing to optimise (no parameters)")
 	}
-	if s.MaxIter < 0 || s.MaxEvals < 0 || s.GradTol < 0 || s.LearningRate < 0 {
+	if s.MaxIter < 0 || s.MaxEvals < 0 || s.GradTol < 0 || s.LearningRate < 0 || s.ObjectiveTol < 0 {
 		return Result{}, fmt.Errorf("optim: negative setting in %+v", s)
 	}
 	method := strings.ToLower(s.Method)
@@ -401,12 +405,15 @@ func adam(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []float
 			return Result{X: prevX, F: f, Iterations: it - 1, Evaluations: tr.evals, Status: StatusNonFinite},
 				fmt.Errorf("%w; stopped at the last finite iterate (f = %g)", tr.bad, f)
 		}
+		stalled := s.ObjectiveTol > 0 && math.Abs(fNew-f) < s.ObjectiveTol
 		f = fNew
 		out.Iterations = it
 		cb(Iteration{Iter: it, F: f, GradNorm: maxAbs(g), Elapsed: time.Since(start)})
 		switch {
 		case s.GradTol > 0 && maxAbs(g) < s.GradTol:
 			out.Status = StatusGradient
+		case stalled:
+			out.Status = StatusObjective
 		case s.MaxEvals > 0 && tr.evals >= s.MaxEvals:
 			out.Status = StatusEvaluations
 		}

@@ -188,3 +188,30 @@ func BenchmarkLBFGSRosenbrock(b *testing.B) {
 		}
 	}
 }
+
+// Adam with ObjectiveTol stops at the first iterate whose objective changed
+// by less than the tolerance, and only then.
+func TestAdamObjectiveTol(t *testing.T) {
+	a, b, _ := testQuadratic()
+	var fs []float64
+	res, err := Minimize(context.Background(), quadratic(a, b), []float64{0, 0, 0},
+		Settings{Method: Adam, MaxIter: 5000, LearningRate: 0.05, ObjectiveTol: 1e-6}, func(it Iteration) { fs = append(fs, it.F) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusObjective || res.Iterations >= 5000 {
+		t.Fatalf("status %q after %d iterations, want %q before the budget", res.Status, res.Iterations, StatusObjective)
+	}
+	n := len(fs)
+	if d := math.Abs(fs[n-1] - fs[n-2]); d >= 1e-6 {
+		t.Errorf("stopped with |Δf| = %g", d)
+	}
+	for i := 1; i < n-1; i++ {
+		if math.Abs(fs[i]-fs[i-1]) < 1e-6 {
+			t.Fatalf("iteration %d already had |Δf| = %g but Adam went on", i, math.Abs(fs[i]-fs[i-1]))
+		}
+	}
+	if _, err := Minimize(context.Background(), quadratic(a, b), []float64{0}, Settings{Method: Adam, ObjectiveTol: -1}, nil); err == nil {
+		t.Error("negative ObjectiveTol accepted")
+	}
+}
