@@ -171,11 +171,15 @@ func fitRNG(opt FitOptions, stream uint64) *rand.Rand {
 // InitInducing returns the initial inducing inputs (M×D) chosen as p says.
 // Greedy selection uses the kernel at its initial hyperparameters in s.
 func InitInducing(p Params, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng *rand.Rand) (*mat.Dense, error) {
+	return initInducing(p, p.Int("num_inducing"), x, kern, s, rng)
+}
+
+func initInducing(p Params, count int, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng *rand.Rand) (*mat.Dense, error) {
 	n, d := x.Dims()
-	m := min(p.Int("num_inducing"), n)
+	m := min(count, n)
 	init := p.String("inducing_init")
 	if m < 1 && init != "file" {
-		return nil, fmt.Errorf("num_inducing must be ≥ 1, got %d", p.Int("num_inducing"))
+		return nil, fmt.Errorf("num_inducing must be ≥ 1, got %d", count)
 	}
 	if p.String("z_file") != "" && init != "file" {
 		return nil, fmt.Errorf("z_file is given but inducing_init = %q; set inducing_init = \"file\" to use it", init)

@@ -42,7 +42,7 @@ func exactLMLOf(kern kernels.Kernel, set *param.Set, prefix, noise string, train
 // ExactLML is the exact L at IFF's fitted kernel and noise (the kernel IFF's
 // spectral density comes from).
 func (m *iffModel) ExactLML(train gp.Data) (float64, error) {
-	return exactLMLOf(m.kern, m.set, iffKernelPrefix, "noise_variance", train)
+	return exactLMLOf(m.kern, m.set, KernelPrefix, "noise_variance", train)
 }
 
 // ExactLML is the exact L at the fitted product (or additive) Matérn
@@ -50,5 +50,5 @@ func (m *iffModel) ExactLML(train gp.Data) (float64, error) {
 func (m *intervalModel) ExactLML(train gp.Data) (float64, error) {
 	// Both the collapsed and the SVGP objective declare the Gaussian noise
 	// variance as "noise_variance" (the likelihood's name under prefix "").
-	return exactLMLOf(m.kern, m.set, intervalKernelPrefix, "noise_variance", train)
+	return exactLMLOf(m.kern, m.set, KernelPrefix, "noise_variance", train)
 }

@@ -41,8 +41,10 @@ type iffModel struct {
 	feat  *features.IFF
 	set   *param.Set
 	stats *inference.Stats
-	post  *inference.Posterior
-	noise float64
+	// trainX are the training inputs, for Σ_n k(x_n, x_n).
+	trainX *mat.Dense
+	post   *inference.Posterior
+	noise  float64
 }
 
 // iffKernelDefaults: kernels with a spectral density, and the paper's
@@ -62,9 +64,6 @@ func newIFFModel(p Params) (Model, error) {
 	}
 	return &iffModel{p: p}, nil
 }
-
-// iffKernelPrefix is the shared KernelPrefix (kept for existing callers).
-const iffKernelPrefix = KernelPrefix
 
 func (m *iffModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
 	if err := checkTask("iff", opt, Regression); err != nil {
@@ -103,6 +102,7 @@ func (m *iffModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 	if m.stats, err = inference.ComputeStats(train.X, train.Y, m.feat.M(), m.feat.Phi); err != nil {
 		return FitResult{}, fmt.Errorf("iff: %w", err)
 	}
+	m.trainX = train.X
 	precompute := time.Since(start).Seconds()
 
 	rep, terr := Train(ctx, m.set, m.objective, st, st.Method, start, progress)
@@ -145,11 +145,13 @@ func (m *iffModel) epsilon(x *mat.Dense) ([]float64, error) {
 }
 
 // objective is 𝔉̂ from the precomputed statistics.
-func (m *iffModel) objective(_ *ad.Tape, b *param.Bound) (*ad.Node, error) {
-	kb := m.kern.Bind(b, iffKernelPrefix).(kernels.SpectralBound)
-	prec := m.feat.Bind(b, "").(features.PrecisionKuu).Precision(kb)
-	kd := ad.Scale(float64(m.stats.N), kb.Variance())
-	out, _, err := inference.CollapsedFromStats(m.stats, inference.Kuu{Precision: prec}, kd, b.Get(noiseName), inference.Options{})
+func (m *iffModel) objective(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+	kb := m.kern.Bind(b, KernelPrefix)
+	kuu, err := features.StructureOf(kb, m.feat.Bind(b, ""), 0, features.AllForms)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := inference.CollapsedFromStats(m.stats, kuu, kernels.DiagSum(t, kb, m.trainX), b.Get(noiseName), inference.Options{})
 	return out, err
 }
 
@@ -157,9 +159,12 @@ func (m *iffModel) objective(_ *ad.Tape, b *param.Bound) (*ad.Node, error) {
 func (m *iffModel) condition() error {
 	t := ad.NewTape()
 	b := m.set.Bind(t)
-	kb := m.kern.Bind(b, iffKernelPrefix).(kernels.SpectralBound)
-	prec := m.feat.Bind(b, "").(features.PrecisionKuu).Precision(kb)
-	post, err := inference.StatsPosterior(m.stats, inference.Kuu{Precision: prec}, b.Get(noiseName), inference.Options{})
+	kb := m.kern.Bind(b, KernelPrefix)
+	kuu, err := features.StructureOf(kb, m.feat.Bind(b, ""), 0, features.AllForms)
+	if err != nil {
+		return fmt.Errorf("iff: posterior: %w", err)
+	}
+	post, err := inference.StatsPosterior(m.stats, kuu, b.Get(noiseName), inference.Options{})
 	if err != nil {
 		return fmt.Errorf("iff: posterior: %w", err)
 	}
@@ -173,7 +178,7 @@ func (m *iffModel) Predict(x *mat.Dense) (Prediction, error) {
 	}
 	mean, varF, err := m.post.Predict(x, func(t *ad.Tape) (kernels.Bound, features.Bound) {
 		b := m.set.Bind(t)
-		return m.kern.Bind(b, iffKernelPrefix), m.feat.Bind(b, "")
+		return m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, "")
 	})
 	if err != nil {
 		return Prediction{}, fmt.Errorf("iff: %w", err)

@@ -58,7 +58,7 @@ func TestIFFMethodFitsAndPredictsLikeExactGP(t *testing.T) {
 	}
 	// Exact GP posterior with the learnt hyperparameters.
 	noise := m.set.Scalar("noise_variance")
-	kxx := kernels.Matrix(m.kern, m.set, iffKernelPrefix, train.X, train.X)
+	kxx := kernels.Matrix(m.kern, m.set, KernelPrefix, train.X, train.X)
 	for i := 0; i < train.N(); i++ {
 		kxx.Set(i, i, kxx.At(i, i)+noise)
 	}
@@ -66,7 +66,7 @@ func TestIFFMethodFitsAndPredictsLikeExactGP(t *testing.T) {
 	if !chol.Factorize(mat.NewSymDense(train.N(), kxx.RawMatrix().Data)) {
 		t.Fatal("K + σ²I not positive definite")
 	}
-	ksx := kernels.Matrix(m.kern, m.set, iffKernelPrefix, xs, train.X)
+	ksx := kernels.Matrix(m.kern, m.set, KernelPrefix, xs, train.X)
 	var alpha, v mat.Dense
 	if err := chol.SolveTo(&alpha, mat.NewDense(train.N(), 1, train.Y)); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestIFFMethodFitsAndPredictsLikeExactGP(t *testing.T) {
 	if err := chol.SolveTo(&v, ksx.T()); err != nil {
 		t.Fatal(err)
 	}
-	kss := kernels.DiagValues(m.kern, m.set, iffKernelPrefix, xs)
+	kss := kernels.DiagValues(m.kern, m.set, KernelPrefix, xs)
 	for i := 0; i < 25; i++ {
 		mean := mat.Dot(ksx.RowView(i), alpha.ColView(0))
 		variance := kss[i] - mat.Dot(ksx.RowView(i), v.ColView(i))

@@ -11,6 +11,7 @@ import (
 	"sgplab/gp"
 	"sgplab/gp/ad"
 	"sgplab/gp/features"
+	"sgplab/gp/inference"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
 )
@@ -121,18 +122,25 @@ func (m *kernelApprox) solve(x, z *mat.Dense) (kx, solved *mat.Dense, err error)
 		kz = fb.Kuf(kb, t.Const(z)).Value()
 	}
 	solved = new(mat.Dense)
-	if d, ok := fb.(features.DiagonalKuu); ok {
-		diag := d.KuuDiag(kb).Value()
+	st, err := features.StructureOf(kb, fb, inference.DefaultMaxTries, features.FormDiag|features.FormPrecision)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kernel-approx: %w", err)
+	}
+	if st.Diag != nil || st.Precision != nil {
 		solved.CloneFrom(kz)
 		r, c := solved.Dims()
 		for i := 0; i < r; i++ {
 			for j := 0; j < c; j++ {
-				solved.Set(i, j, solved.At(i, j)/diag.At(i, 0))
+				if st.Diag != nil {
+					solved.Set(i, j, solved.At(i, j)/st.Diag.Value().At(i, 0))
+				} else {
+					solved.Set(i, j, solved.At(i, j)*st.Precision.Value().At(i, 0))
+				}
 			}
 		}
 		return kx, solved, nil
 	}
-	kuu := fb.Kuu(kb).Value()
+	kuu := st.Dense.Value()
 	r, _ := kuu.Dims()
 	sym := mat.NewSymDense(r, nil)
 	for i := 0; i < r; i++ {

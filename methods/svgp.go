@@ -59,7 +59,7 @@ type svgpModel struct {
 func (m *svgpModel) opts() inference.Options { return inference.Options{Jitter: m.p.Float("jitter")} }
 
 func (m *svgpModel) q(b *param.Bound) inference.Variational {
-	return inference.Variational{Mu: b.Get(QMuName), Sqrt: b.Get(QSqrtName), Whiten: m.p.Bool("whiten")}
+	return Group{}.Variational(b, m.p.Bool("whiten"))
 }
 
 func (m *svgpModel) likelihood(task Task) (likelihoods.Likelihood, error) {
@@ -77,34 +77,12 @@ func (m *svgpModel) likelihood(task Task) (likelihoods.Likelihood, error) {
 }
 
 // initQ sets q(u) to the prior: N(0, I) over v when whitened, N(0, Kuu)
-// otherwise (q_sqrt = chol(Kuu)), so the KL term starts at zero.
+// otherwise (q_sqrt = chol(Kuu + jitter·I)), so the KL term starts at zero.
 func (m *svgpModel) initQ() error {
-	mm, _ := m.feat.Z.Dims()
-	sqrt := mat.NewDense(mm, mm, nil)
-	for i := 0; i < mm; i++ {
-		sqrt.Set(i, i, 1)
+	if err := (Group{}).DeclareQ(m.set, m.kern, m.feat, m.p.Bool("whiten"), m.p.Float("jitter")); err != nil {
+		return fmt.Errorf("svgp: %w", err)
 	}
-	if !m.p.Bool("whiten") {
-		kuu := kernels.Matrix(m.kern, m.set, KernelPrefix, m.feat.Z, m.feat.Z)
-		sym := mat.NewSymDense(mm, nil)
-		for i := 0; i < mm; i++ {
-			for j := i; j < mm; j++ {
-				sym.SetSym(i, j, kuu.At(i, j))
-			}
-			sym.SetSym(i, i, kuu.At(i, i)+m.p.Float("jitter"))
-		}
-		var c mat.Cholesky
-		if !c.Factorize(sym) {
-			return fmt.Errorf("svgp: Kuu (%d×%d) at the initial Z not positive definite; raise jitter", mm, mm)
-		}
-		var l mat.TriDense
-		c.LTo(&l)
-		sqrt.Copy(&l)
-	}
-	if err := m.set.Add(QMuName, mat.NewDense(mm, 1, nil), param.Identity{}); err != nil {
-		return err
-	}
-	return m.set.Add(QSqrtName, sqrt, param.Identity{})
+	return nil
 }
 
 // batcher yields minibatches from a seeded permutation, reshuffled every

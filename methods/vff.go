@@ -103,8 +103,6 @@ func newIntervalModel(method string, p Params) (Model, error) {
 	return &intervalModel{method: method, p: p}, nil
 }
 
-const intervalKernelPrefix = "kernel."
-
 var errAVFFStructure = errors.New("avff: structure must be additive (use method vff for Kronecker features)")
 
 // intervals returns the box from the explicit ends or the padded data range.
@@ -192,33 +190,16 @@ func (m *intervalModel) build(x *mat.Dense) error {
 		return err
 	}
 	m.set = param.NewSet()
-	if err := m.kern.Declare(m.set, intervalKernelPrefix); err != nil {
+	if err := m.kern.Declare(m.set, KernelPrefix); err != nil {
 		return err
 	}
 	if d > 1 && structure == features.Kronecker {
 		// Only the product of the component variances is identifiable.
 		for i := 1; i < d; i++ {
-			m.set.SetTrainable(false, features.ComponentPrefix(intervalKernelPrefix, i)+"variance")
+			m.set.SetTrainable(false, features.ComponentPrefix(KernelPrefix, i)+"variance")
 		}
 	}
 	return nil
-}
-
-// kernelAtZero is k(x, x), 1×1 (stationary).
-func kernelAtZero(kb kernels.Bound, d int) *ad.Node {
-	return kb.Diag(kernelZeroInput(kb, d))
-}
-
-func kernelZeroInput(kb kernels.Bound, d int) *ad.Node {
-	// Any node carries the tape; the kernel's parameters are bound to it.
-	var tape *ad.Tape
-	switch k := kb.(type) {
-	case kernels.SpectralBound:
-		tape = k.Variance().Tape()
-	case interface{ Parts() []kernels.Bound }:
-		return kernelZeroInput(k.Parts()[0], d)
-	}
-	return tape.Const(mat.NewDense(1, d, nil))
 }
 
 func (m *intervalModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
@@ -315,14 +296,13 @@ func (m *intervalModel) fullELBO(train gp.Data) (float64, error) {
 }
 
 // collapsed is the Titsias bound from the precomputed statistics.
-func (m *intervalModel) collapsed(_ *ad.Tape, b *param.Bound) (*ad.Node, error) {
-	kb := m.kern.Bind(b, intervalKernelPrefix)
+func (m *intervalModel) collapsed(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+	kb := m.kern.Bind(b, KernelPrefix)
 	kuu, err := m.structuredKuu(kb)
 	if err != nil {
 		return nil, err
 	}
-	kd := ad.Scale(float64(m.stats.N), kernelAtZero(kb, m.feat.Dim()))
-	out, _, err := inference.CollapsedFromStats(m.stats, kuu, kd, b.Get("noise_variance"), inference.Options{})
+	out, _, err := inference.CollapsedFromStats(m.stats, kuu, kernels.DiagSum(t, kb, m.train.X), b.Get(noiseName), inference.Options{})
 	return out, err
 }
 
@@ -335,11 +315,7 @@ func (m *intervalModel) collapsed(_ *ad.Tape, b *param.Bound) (*ad.Node, error) 
 // get a dense Cholesky per dimension (still per-dimension, never of the
 // full Kronecker product).
 func (m *intervalModel) structuredKuu(kb kernels.Bound) (inference.Kuu, error) {
-	w, err := m.feat.Whitener(kb, inference.DefaultMaxTries)
-	if err != nil {
-		return inference.Kuu{}, err
-	}
-	return inference.Kuu{Whiten: w}, nil
+	return features.StructureOf(kb, m.feat.Bind(nil, ""), inference.DefaultMaxTries, features.AllForms)
 }
 
 // svgpSetup declares q(u) and the likelihood and returns the ELBO.
@@ -349,7 +325,7 @@ func (m *intervalModel) svgpSetup(train gp.Data, opt FitOptions) (func(*ad.Tape,
 	if err := m.lik.Declare(m.set, ""); err != nil {
 		return nil, nil, err
 	}
-	if err := m.set.Add("q_mu", mat.NewDense(mm, 1, nil), param.Identity{}); err != nil {
+	if err := m.set.Add(QMuName, mat.NewDense(mm, 1, nil), param.Identity{}); err != nil {
 		return nil, nil, err
 	}
 	sq := mat.NewDense(mm, mm, nil)
@@ -359,14 +335,14 @@ func (m *intervalModel) svgpSetup(train gp.Data, opt FitOptions) (func(*ad.Tape,
 		}
 	} else {
 		// S = Kuu at the initial hyperparameters: its Cholesky factor.
-		kuu := m.feat.Kuu(m.kern.Bind(m.set.Bind(ad.NewTape()), intervalKernelPrefix))
+		kuu := m.feat.Kuu(m.kern.Bind(m.set.Bind(ad.NewTape()), KernelPrefix))
 		l, err := ad.Cholesky(kuu)
 		if err != nil {
 			return nil, nil, fmt.Errorf("initial Kuu: %w", err)
 		}
 		sq.Copy(l.Value())
 	}
-	if err := m.set.Add("q_sqrt", sq, param.Identity{}); err != nil {
+	if err := m.set.Add(QSqrtName, sq, param.Identity{}); err != nil {
 		return nil, nil, err
 	}
 	n := train.N()
@@ -407,13 +383,13 @@ func (m *intervalModel) svgpELBO(t *ad.Tape, b *param.Bound, x *mat.Dense, y []f
 	if phi != nil {
 		fb = fixedKuf{Bound: fb, phi: phi}
 	}
-	if structured {
-		fb = m.svgpBound(fb)
+	if !structured {
+		fb = features.DenseKuu(fb)
 	}
-	kb := m.kern.Bind(b, intervalKernelPrefix)
+	kb := m.kern.Bind(b, KernelPrefix)
 	ycol := mat.NewDense(len(y), 1, append([]float64(nil), y...))
 	ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, "", mu, v, ycol) }
-	q := inference.Variational{Mu: b.Get("q_mu"), Sqrt: b.Get("q_sqrt"), Whiten: m.p.Bool("whiten")}
+	q := inference.Variational{Mu: b.Get(QMuName), Sqrt: b.Get(QSqrtName), Whiten: m.p.Bool("whiten")}
 	out, _, err := inference.SVGP(kb, fb, t.Const(x), ve, q, n, inference.Options{})
 	return out, err
 }
@@ -431,10 +407,7 @@ func (m *intervalModel) svgpELBO(t *ad.Tape, b *param.Bound, x *mat.Dense, y []f
 // fit's. The non-whitened parameterisation needs log|Kuu| and Kuu⁻¹ and
 // keeps the dense factorisation.
 func (m *intervalModel) svgpBound(fb features.Bound) features.Bound {
-	if !m.p.Bool("whiten") {
-		return fb
-	}
-	return inference.WithWhitener(fb, m.feat.Whitener)
+	return fb // the bound feature's own KuuStructure is the structured root
 }
 
 // fixedKuf serves the precomputed Φ of the training inputs as Kuf.
@@ -442,6 +415,9 @@ type fixedKuf struct {
 	features.Bound
 	phi *mat.Dense
 }
+
+// Unwrap exposes the feature, whose Kuu structure the SVGP path reads.
+func (f fixedKuf) Unwrap() features.Bound { return f.Bound }
 
 func (f fixedKuf) Kuf(_ kernels.Bound, x *ad.Node) *ad.Node {
 	if n, _ := x.Dims(); n != f.phi.RawMatrix().Cols {
@@ -454,7 +430,7 @@ func (f fixedKuf) Kuf(_ kernels.Bound, x *ad.Node) *ad.Node {
 func (m *intervalModel) condition() error {
 	t := ad.NewTape()
 	b := m.set.Bind(t)
-	kb := m.kern.Bind(b, intervalKernelPrefix)
+	kb := m.kern.Bind(b, KernelPrefix)
 	var err error
 	if m.stats != nil {
 		var kuu inference.Kuu
@@ -463,7 +439,7 @@ func (m *intervalModel) condition() error {
 		}
 		m.post, err = inference.StatsPosterior(m.stats, kuu, b.Get("noise_variance"), inference.Options{})
 	} else {
-		q := inference.Variational{Mu: b.Get("q_mu"), Sqrt: b.Get("q_sqrt"), Whiten: m.p.Bool("whiten")}
+		q := inference.Variational{Mu: b.Get(QMuName), Sqrt: b.Get(QSqrtName), Whiten: m.p.Bool("whiten")}
 		m.post, err = inference.SVGPPosterior(kb, m.svgpBound(m.feat.Bind(b, "")), q, inference.Options{})
 	}
 	if err != nil {
@@ -482,7 +458,7 @@ func (m *intervalModel) Predict(x *mat.Dense) (Prediction, error) {
 	}
 	mean, varF, err := m.post.Predict(x, func(t *ad.Tape) (kernels.Bound, features.Bound) {
 		b := m.set.Bind(t)
-		return m.kern.Bind(b, intervalKernelPrefix), m.feat.Bind(b, "")
+		return m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, "")
 	})
 	if err != nil {
 		return Prediction{}, fmt.Errorf("%s: %w", m.method, err)

@@ -72,7 +72,7 @@ func TestIntervalCollapsedEqualsSGPR(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kb := m.kern.Bind(b, intervalKernelPrefix)
+			kb := m.kern.Bind(b, KernelPrefix)
 			want, _, err := inference.SGPR(kb, m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -196,7 +196,7 @@ func TestIntervalMethodsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for d, want := range []float64{0.2, 0.3} {
-		if v := hyper(res, features.ComponentPrefix(intervalKernelPrefix, d)+"lengthscales"); len(v) != 1 || math.Abs(v[0]-want) > 1e-12 {
+		if v := hyper(res, features.ComponentPrefix(KernelPrefix, d)+"lengthscales"); len(v) != 1 || math.Abs(v[0]-want) > 1e-12 {
 			t.Errorf("dimension %d: lengthscales %v, want [%v]", d, v, want)
 		}
 	}
@@ -225,7 +225,7 @@ func vffExactGap(t *testing.T, train gp.Data, raw map[string]any) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, _, err := inference.ExactLML(m.kern.Bind(b, intervalKernelPrefix), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+	exact, _, err := inference.ExactLML(m.kern.Bind(b, KernelPrefix), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,9 +253,9 @@ func TestVFFBoundApproachesExactLML(t *testing.T) {
 
 // collapsedDense is the collapsed bound with the dense M×M Kuu (one dense
 // Cholesky), the reference for the structured whitening used in Fit.
-func (m *intervalModel) collapsedDense(_ *ad.Tape, b *param.Bound) (*ad.Node, error) {
-	kb := m.kern.Bind(b, intervalKernelPrefix)
-	kd := ad.Scale(float64(m.stats.N), kernelAtZero(kb, m.feat.Dim()))
+func (m *intervalModel) collapsedDense(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+	kb := m.kern.Bind(b, KernelPrefix)
+	kd := kernels.DiagSum(t, kb, m.train.X)
 	out, _, err := inference.CollapsedFromStats(m.stats, inference.Kuu{Dense: m.feat.Kuu(kb)}, kd, b.Get("noise_variance"), inference.Options{})
 	return out, err
 }
@@ -347,7 +347,7 @@ func TestIntervalSVGPStructuredAtOptimum(t *testing.T) {
 		}
 		mm := m.feat.M()
 		tp := ad.NewTape()
-		kb := m.kern.Bind(m.set.Bind(tp), intervalKernelPrefix)
+		kb := m.kern.Bind(m.set.Bind(tp), KernelPrefix)
 		w, err := m.feat.Whitener(kb, inference.DefaultMaxTries)
 		if err != nil {
 			t.Fatal(err)
@@ -392,7 +392,7 @@ func TestIntervalSVGPStructuredAtOptimum(t *testing.T) {
 			return m.svgpELBO(tp, b, train.X, train.Y, nil, train.N(), true)
 		})
 		vs, gs := eval(func(tp *ad.Tape, b *param.Bound) (*ad.Node, error) {
-			out, _, err := inference.SGPR(m.kern.Bind(b, intervalKernelPrefix), m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+			out, _, err := inference.SGPR(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
 			return out, err
 		})
 		if math.Abs(ve-vs) > 1e-9*math.Max(1, math.Abs(vs)) {
@@ -417,13 +417,13 @@ func TestIntervalSVGPStructuredAtOptimum(t *testing.T) {
 		}
 		tp = ad.NewTape()
 		b := m.set.Bind(tp)
-		ref, _, err := inference.SGPRPosterior(m.kern.Bind(b, intervalKernelPrefix), m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+		ref, _, err := inference.SGPRPosterior(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wm, wv, err := ref.Predict(xs, func(t *ad.Tape) (kernels.Bound, features.Bound) {
 			b := m.set.Bind(t)
-			return m.kern.Bind(b, intervalKernelPrefix), m.feat.Bind(b, "")
+			return m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, "")
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -6,8 +6,15 @@
 // consume those matrices, so inducing points and inter-domain features
 // (Fourier, spherical harmonics, activation features, …) share one code path.
 //
-// Features with structured Kuu advertise it through optional interfaces such
-// as DiagonalKuu; inference then avoids a dense Cholesky factorisation.
+// Features with structured Kuu describe it in one form, KuuStructure
+// (dense, diagonal, precision diagonal, structured root), through
+// StructuredKuu (or the DiagonalKuu shorthand); StructureOf reads it and
+// inference then avoids a dense Cholesky factorisation. Covariances between
+// two feature sets come from Kuv, by dispatch on the pair (CrossCovariance,
+// then the fallback "v is inducing points: u.Kuf at them"); wrappers expose
+// what they wrap (Wrapper, Unwrap, As). Kuf is differentiable in its inputs
+// for every feature type (the constant fast path is for constant inputs
+// only) and KufChecked reports bad inputs as errors.
 //
 // Interval features live on a box Π_d [a_d, b_d] (IntervalFeature): the
 // variational Fourier features of Hensman, Durrande and Solin (2017)
@@ -19,8 +26,10 @@
 // per cos/sin block, for B-splines banded. Dimensions combine additively
 // (block-diagonal Kuu, f = Σ_d f_d) or as a Kronecker product (Kuu = ⊗_d
 // Kuu_d, optionally masked to a sphere of frequencies). Whitener exposes
-// that structure as b ↦ L⁻¹b without factorising the dense Kuu. Inputs
-// outside the box are an error: VFF's harmonics are periodic on [a, b], so
-// the prior it represents is wrong within about a lengthscale of the ends;
+// that structure as b ↦ L⁻¹b without factorising the dense Kuu. Beyond the
+// box Kuf follows the Matérn Markov edge formulas (interval_kuf.go), for
+// features evaluated at trainable points; CheckInputs still rejects data
+// outside the box, since VFF's harmonics are periodic on [a, b] and the
+// prior they represent is wrong within about a lengthscale of the ends:
 // leave a margin of a few lengthscales beyond the data.
 package features

@@ -26,9 +26,11 @@ type Bound interface {
 	Kuf(k kernels.Bound, x *ad.Node) *ad.Node
 }
 
-// DiagonalKuu is implemented by bound features whose Kuu is diagonal.
-// Inference then uses the square root of the diagonal instead of a dense
-// Cholesky factorisation, and Bound.Kuu need not be called.
+// DiagonalKuu is implemented by bound features whose Kuu is diagonal: the
+// shorthand for StructuredKuu returning {Diag: KuuDiag(k)} (see
+// StructureOf). Inference then uses the square root of the diagonal
+// instead of a dense Cholesky factorisation, and Bound.Kuu need not be
+// called.
 type DiagonalKuu interface {
 	// KuuDiag is the diagonal of Kuu, M×1, all entries positive.
 	KuuDiag(k kernels.Bound) *ad.Node

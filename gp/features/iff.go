@@ -189,12 +189,46 @@ func (f *IFF) CheckKernel(k kernels.Kernel) error {
 // Phi returns Kuf (M×n) for the rows of x. It is safe for concurrent use
 // and is the inference.FeatureMap of the feature.
 func (f *IFF) Phi(x *mat.Dense) (*mat.Dense, error) {
-	n, dim := x.Dims()
-	if dim != f.Dim() {
-		return nil, fmt.Errorf("features: IFF: inputs have %d columns, features have dimension %d", dim, f.Dim())
+	cs, err := f.trig(x)
+	if err != nil {
+		return nil, err
 	}
-	// cs[d][2j] and cs[d][2j+1] hold √2 cos and √2 sin of 2π(j+½)ε_d x_nd
-	// for all n, each a slice of length n.
+	n, dim := x.Dims()
+	k := len(f.idx)
+	out := mat.NewDense(f.M(), n, nil)
+	for sub := 0; sub < 1<<dim; sub++ {
+		for q, t := range f.idx {
+			row := out.RawRowView(sub*k + q)
+			first := cs[0][2*t[0]+sub&1]
+			copy(row, first)
+			for d := 1; d < dim; d++ {
+				fac := cs[d][2*t[d]+(sub>>d)&1]
+				for i, v := range fac {
+					row[i] *= v
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func (f *IFF) checkInputs(x *mat.Dense) error {
+	if x == nil {
+		return fmt.Errorf("features: IFF: inputs are nil")
+	}
+	if _, dim := x.Dims(); dim != f.Dim() {
+		return fmt.Errorf("features: IFF: inputs have %d columns, features have dimension %d", dim, f.Dim())
+	}
+	return nil
+}
+
+// trig returns cs[d][2j] and cs[d][2j+1], √2 cos and √2 sin of
+// 2π(j+½)ε_d x_nd for all n, each a slice of length n.
+func (f *IFF) trig(x *mat.Dense) ([][][]float64, error) {
+	if err := f.checkInputs(x); err != nil {
+		return nil, err
+	}
+	n, dim := x.Dims()
 	cs := make([][][]float64, dim)
 	for d := 0; d < dim; d++ {
 		cs[d] = make([][]float64, 2*f.perDim[d])
@@ -212,22 +246,49 @@ func (f *IFF) Phi(x *mat.Dense) (*mat.Dense, error) {
 			cs[d][2*j], cs[d][2*j+1] = c, s
 		}
 	}
+	return cs, nil
+}
+
+// phiGradX is ∂⟨g, Φ(x)⟩/∂x (n×D) for the adjoint g (M×n) of Φ.
+func (f *IFF) phiGradX(x, _, g *mat.Dense) *mat.Dense {
+	cs, err := f.trig(x)
+	if err != nil {
+		panic(err.Error())
+	}
+	n, dim := x.Dims()
 	k := len(f.idx)
-	out := mat.NewDense(f.M(), n, nil)
+	out := mat.NewDense(n, dim, nil)
+	row := make([]float64, n)
 	for sub := 0; sub < 1<<dim; sub++ {
 		for q, t := range f.idx {
-			row := out.RawRowView(sub*k + q)
-			first := cs[0][2*t[0]+sub&1]
-			copy(row, first)
-			for d := 1; d < dim; d++ {
-				fac := cs[d][2*t[d]+(sub>>d)&1]
-				for i, v := range fac {
-					row[i] *= v
+			grow := g.RawRowView(sub*k + q)
+			for d := 0; d < dim; d++ {
+				// ∂ of factor d: (√2 cos)' = −w √2 sin, (√2 sin)' = w √2 cos.
+				w := 2 * math.Pi * (float64(t[d]) + 0.5) * f.eps[d]
+				if (sub>>d)&1 == 0 {
+					for i, v := range cs[d][2*t[d]+1] {
+						row[i] = -w * v
+					}
+				} else {
+					for i, v := range cs[d][2*t[d]] {
+						row[i] = w * v
+					}
+				}
+				for e := 0; e < dim; e++ {
+					if e == d {
+						continue
+					}
+					for i, v := range cs[e][2*t[e]+(sub>>e)&1] {
+						row[i] *= v
+					}
+				}
+				for i := range row {
+					out.Set(i, d, out.At(i, d)+grow[i]*row[i])
 				}
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 type iffBound struct{ f *IFF }
@@ -256,25 +317,37 @@ func (b iffBound) Precision(k kernels.Bound) *ad.Node {
 	return ad.VCat(reps...)
 }
 
-func (b iffBound) KuuDiag(k kernels.Bound) *ad.Node { return ad.Pow(b.Precision(k), -1) }
-func (b iffBound) Kuu(k kernels.Bound) *ad.Node     { return ad.DiagMat(b.KuuDiag(k)) }
+// KuuStructure is the precision-diagonal form: Kuu⁻¹ = diag(ε_vol S_θ(z)),
+// which stays finite where S underflows.
+func (b iffBound) KuuStructure(k kernels.Bound, _ int, accept Forms) (KuuStructure, error) {
+	if _, ok := k.(kernels.SpectralBound); !ok {
+		return KuuStructure{}, fmt.Errorf("IFF needs a kernel with a spectral density (se, matern12, matern32, matern52), got %T", k)
+	}
+	if accept&FormPrecision == 0 {
+		return KuuStructure{Dense: b.Kuu(k)}, nil
+	}
+	return KuuStructure{Precision: b.Precision(k)}, nil
+}
 
+func (b iffBound) Kuu(k kernels.Bound) *ad.Node { return ad.DiagMat(ad.Pow(b.Precision(k), -1)) }
+
+func (b iffBound) Name() string                   { return b.f.Name() }
+func (b iffBound) CheckInputs(x *mat.Dense) error { return b.f.checkInputs(x) }
+
+// Kuf is Φ(x): a constant when x is, otherwise differentiable in x with
+// ∂/∂x_nd of √2 cos(2πz_d x_nd) = −2πz_d √2 sin(2πz_d x_nd) (and cos for
+// sin) times the other dimensions' factors. It does not depend on θ.
 func (b iffBound) Kuf(_ kernels.Bound, x *ad.Node) *ad.Node {
 	phi, err := b.f.Phi(x.Value())
 	if err != nil {
-		panic(err.Error())
+		panic(err.Error()) // KufChecked reports this as an error
 	}
-	return x.Tape().Const(phi)
+	if !x.NeedsGrad() {
+		return x.Tape().Const(phi)
+	}
+	return ad.Custom(phi, func(g *mat.Dense) []*mat.Dense {
+		return []*mat.Dense{b.f.phiGradX(x.Value(), phi, g)}
+	}, x)
 }
 
-// PrecisionKuu is implemented by bound features whose Kuu is diagonal with
-// a precision (1/Kuu) that may legitimately vanish; inference can use it in
-// place of KuuDiag.
-type PrecisionKuu interface {
-	Precision(k kernels.Bound) *ad.Node
-}
-
-var (
-	_ DiagonalKuu  = iffBound{}
-	_ PrecisionKuu = iffBound{}
-)
+var _ StructuredKuu = iffBound{}

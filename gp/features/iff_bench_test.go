@@ -81,7 +81,7 @@ func iffStep(b *testing.B, s *inference.Stats, f *features.IFF) {
 		tape := ad.NewTape()
 		bd := set.Bind(tape)
 		kb := k.Bind(bd, "kern.").(kernels.SpectralBound)
-		prec := f.Bind(bd, "").(features.PrecisionKuu).Precision(kb)
+		prec := precisionOf(f.Bind(bd, ""), kb)
 		out, _, err := inference.CollapsedFromStats(s, inference.Kuu{Precision: prec},
 			ad.Scale(float64(s.N), kb.Variance()), bd.Get("noise"), inference.Options{})
 		if err != nil {

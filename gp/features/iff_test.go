@@ -54,7 +54,7 @@ func newIFFModel(t testing.TB, f *features.IFF, kernel string, ls []float64, var
 // fromStats is 𝔉̂ in O(M³) from the statistics.
 func (m *iffModel) fromStats(tape *ad.Tape, b *param.Bound) (*ad.Node, error) {
 	kb := m.k.Bind(b, "kern.").(kernels.SpectralBound)
-	prec := m.f.Bind(b, "").(features.PrecisionKuu).Precision(kb)
+	prec := precisionOf(m.f.Bind(b, ""), kb)
 	kd := ad.Scale(float64(m.stats.N), kb.Variance())
 	out, _, err := inference.CollapsedFromStats(m.stats, inference.Kuu{Precision: prec}, kd, b.Get("noise"), inference.Options{})
 	return out, err
@@ -158,7 +158,7 @@ func TestIFFQffIsGridSparseSpectrum(t *testing.T) {
 				t.Fatal(err)
 			}
 			tape := ad.NewTape()
-			prec := f.Bind(nil, "").(features.PrecisionKuu).Precision(m.k.Bind(m.set.Bind(tape), "kern.")).Value()
+			prec := precisionOf(f.Bind(nil, ""), m.k.Bind(m.set.Bind(tape), "kern.")).Value()
 			freqs := f.Frequencies()
 			k, _ := freqs.Dims()
 			if f.M() != k<<d {
@@ -237,7 +237,7 @@ func TestIFFKernelWrapsAroundAtOneOverEps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			prec := f.Bind(nil, "").(features.PrecisionKuu).Precision(m.k.Bind(m.set.Bind(ad.NewTape()), "kern.")).Value()
+			prec := precisionOf(f.Bind(nil, ""), m.k.Bind(m.set.Bind(ad.NewTape()), "kern.")).Value()
 			got := 0.0
 			for r := 0; r < f.M(); r++ {
 				got += phi.At(r, 0) * prec.At(r, 0) * phi.At(r, 1)
@@ -282,7 +282,7 @@ func TestIFFMidpointSumApproachesVariance(t *testing.T) {
 				s := param.NewSet()
 				_ = k.Declare(s, "")
 				tape := ad.NewTape()
-				prec := f.Bind(nil, "").(features.PrecisionKuu).Precision(k.Bind(s.Bind(tape), ""))
+				prec := precisionOf(f.Bind(nil, ""), k.Bind(s.Bind(tape), ""))
 				sum := 0.0
 				for _, v := range prec.Value().RawMatrix().Data {
 					sum += v
@@ -511,4 +511,16 @@ func TestIFFMaskCount(t *testing.T) {
 	if g.M() != 34 {
 		t.Errorf("1-D masked M = %d, want 34", g.M())
 	}
+}
+
+// precisionOf is the precision diagonal of the IFF feature's Kuu structure.
+func precisionOf(fb features.Bound, kb kernels.Bound) *ad.Node {
+	s, err := features.StructureOf(kb, fb, 0, features.AllForms)
+	if err != nil {
+		panic(err)
+	}
+	if s.Precision == nil {
+		panic("IFF Kuu structure is not a precision diagonal")
+	}
+	return s.Precision
 }

@@ -406,16 +406,45 @@ type boundInterval struct{ f *IntervalFeature }
 
 func (b boundInterval) M() int                       { return b.f.m }
 func (b boundInterval) Kuu(k kernels.Bound) *ad.Node { return b.f.Kuu(k) }
+func (b boundInterval) Name() string                 { return b.f.Name() }
 
-// Kuf is the constant Φ(x). It panics for inputs outside the box; methods
-// check their inputs with Phi first, which returns the error instead.
-func (b boundInterval) Kuf(_ kernels.Bound, x *ad.Node) *ad.Node {
-	phi, err := b.f.Phi(x.Value())
-	if err != nil {
-		panic(err)
+// KuuStructure is the structured square root of Whitener.
+func (b boundInterval) KuuStructure(k kernels.Bound, maxTries int, accept Forms) (KuuStructure, error) {
+	if accept&FormRoot == 0 {
+		return KuuStructure{Dense: b.f.Kuu(k)}, nil
 	}
-	return x.Tape().Const(phi)
+	w, err := b.f.Whitener(k, maxTries)
+	if err != nil {
+		return KuuStructure{}, err
+	}
+	return KuuStructure{Whiten: w}, nil
 }
+
+// CheckInputs accepts finite inputs of the feature's dimension: Kuf is
+// defined beyond the box by the edge formulas (interval_kuf.go). The
+// feature's own CheckInputs is the stricter box check methods use.
+func (b boundInterval) CheckInputs(x *mat.Dense) error {
+	if _, d := x.Dims(); d != len(b.f.bases) {
+		return fmt.Errorf("features: %s: inputs have %d columns, the feature has %d dimensions", b.f.Name(), d, len(b.f.bases))
+	}
+	return nil
+}
+
+// Kuf is the constant Φ(x) for constant inputs inside the box, and
+// otherwise the differentiable kufNode (inputs that need a gradient, or lie
+// outside the box where Kuf depends on the lengthscales).
+func (b boundInterval) Kuf(k kernels.Bound, x *ad.Node) *ad.Node {
+	if !x.NeedsGrad() && b.f.checkInside(x.Value()) == nil {
+		phi, err := b.f.Phi(x.Value())
+		if err != nil {
+			panic(err)
+		}
+		return x.Tape().Const(phi)
+	}
+	return b.f.kufNode(k, x)
+}
+
+var _ StructuredKuu = boundInterval{}
 
 // BlockDiag returns the block-diagonal matrix of square or rectangular
 // blocks.

@@ -116,3 +116,25 @@ func (s *separableBound) Diag(x *ad.Node) *ad.Node {
 	}
 	return out
 }
+
+// KAtSelf is Π_d k_d(0) when every component has a constant diagonal
+// (kernels.ConstantDiag), in Diag's order of multiplication.
+func (s *separableBound) KAtSelf() *ad.Node {
+	var out *ad.Node
+	for _, p := range s.parts {
+		c, ok := p.(kernels.ConstantDiag)
+		if !ok {
+			return nil
+		}
+		k := c.KAtSelf()
+		if k == nil {
+			return nil
+		}
+		if out == nil {
+			out = k
+		} else {
+			out = ad.Mul(out, k)
+		}
+	}
+	return out
+}

@@ -9,8 +9,11 @@
 //     variational expectation, with minibatch scaling.
 //
 // Every objective is a 1×1 node to maximise. The inducing variables come from
-// package features; a feature with diagonal Kuu (features.DiagonalKuu) is
-// factorised by the square root of its diagonal, never by a dense Cholesky.
+// package features. Every path reads Kuu through one description,
+// features.KuuStructure (alias Kuu here): dense, diagonal, precision
+// diagonal (zero precision drops a feature) or a structured square root;
+// a structured feature is never factorised by a dense Cholesky where the
+// path can use its structure.
 //
 // Predictions go through Posterior, a value-level (off-tape) representation
 // shared by all three schemes:

@@ -73,80 +73,101 @@ type factor interface {
 	lower() *mat.Dense           // value of L (dense, lower triangular)
 }
 
-// factorKuu factorises Kuu of the bound feature, using its diagonal when the
-// feature advertises one.
+// Kuu is the one description of Kuu's structure (dense, diagonal,
+// precision-diagonal, structured root) that every path reads: the
+// collapsed bound from statistics (CollapsedFromStats, StatsPosterior)
+// takes it directly, and SGPR, SVGP and the block bounds get it from the
+// feature through features.StructureOf.
+type Kuu = features.KuuStructure
+
+// factorKuu factorises Kuu of the bound feature as a triangular factor with
+// log-determinant (SGPR, non-whitened SVGP): by √ of a diagonal or of the
+// reciprocal precision, densely otherwise. A structured root gives neither
+// L⁻ᵀ nor log|Kuu|, so it is not accepted here (such features return
+// their dense Kuu).
 func factorKuu(k kernels.Bound, f features.Bound, opt Options) (factor, error) {
-	if w, ok := f.(whitenedBound); ok {
-		f = w.Bound // the whitener cannot give L⁻ᵀ or log|Kuu|
+	s, err := features.StructureOf(k, f, opt.maxTries(), features.FactorForms)
+	if err != nil {
+		return nil, err
 	}
-	if d, ok := f.(features.DiagonalKuu); ok {
-		return newDiagFactor("Kuu", d.KuuDiag(k), opt)
+	switch {
+	case s.Diag != nil:
+		return newDiagFactor("Kuu", s.Diag, opt)
+	case s.Precision != nil:
+		if err := checkPrecision(s.Precision, f.M(), true); err != nil {
+			return nil, fmt.Errorf("%w; the whitened parameterisation drops such features, this one needs log|Kuu|", err)
+		}
+		return newDiagFactor("Kuu", ad.Pow(s.Precision, -1), opt)
+	case s.Whiten != nil:
+		return nil, errors.New("inference: a structured root of Kuu cannot give log|Kuu|")
 	}
-	return newDenseFactor("Kuu", f.Kuu(k), opt)
-}
-
-// WhitenerFunc returns b ↦ L⁻¹b (b is M×C) for a square root Kuu = LLᵀ of
-// the bound kernel k, recorded on k's tape so that gradients flow through
-// it. L need not be triangular. maxTries bounds the jitter escalations of
-// any small Cholesky factorisation inside it.
-// (*features.IntervalFeature).Whitener is one.
-type WhitenerFunc func(k kernels.Bound, maxTries int) (func(*ad.Node) *ad.Node, error)
-
-// KuuWhitener is implemented by bound features whose Kuu has a square root
-// cheaper than a dense Cholesky factor (block-diagonal, Kronecker,
-// diagonal-plus-low-rank blocks). The whitened SVGP objectives (SVGP, KL,
-// SVGPMarginals and SVGPPosterior with Variational.Whiten) use it instead
-// of factorising Kuu: they need L only through L⁻¹Kuf and LLᵀ, so any
-// square root gives the same ELBO for the same q(u), and the KL term
-// against N(0, I) needs no factor at all. The non-whitened
-// parameterisation needs L⁻ᵀ and log|Kuu| as well, which a whitening map
-// does not give, so it still factorises Kuu (densely, or by its diagonal).
-//
-// Options.Jitter is not added to Kuu before a structured whitener (there is
-// nothing to factorise; the structure supplies its own exact square root),
-// and Info.Jitter is then 0.
-type KuuWhitener interface {
-	features.Bound
-	Whitener(k kernels.Bound, maxTries int) (func(*ad.Node) *ad.Node, error)
-}
-
-// WithWhitener returns f with w attached as its KuuWhitener, leaving Kuu
-// and Kuf as they are. It lets a caller hand a feature's structured square
-// root (e.g. features.IntervalFeature.Whitener) to the SVGP path without
-// the feature package knowing about inference. The non-whitened path sees
-// through the wrapper to f (and so still uses f's diagonal Kuu if it has
-// one).
-func WithWhitener(f features.Bound, w WhitenerFunc) features.Bound {
-	return whitenedBound{Bound: f, w: w}
-}
-
-type whitenedBound struct {
-	features.Bound
-	w WhitenerFunc
-}
-
-func (b whitenedBound) Whitener(k kernels.Bound, maxTries int) (func(*ad.Node) *ad.Node, error) {
-	if b.w == nil {
-		return nil, errors.New("inference: WithWhitener: nil whitener")
-	}
-	return b.w(k, maxTries)
+	return newDenseFactor("Kuu", s.Dense, opt)
 }
 
 // sqrtKuu returns the square root of Kuu the whitened objectives use: the
-// feature's own structured one when it implements KuuWhitener and
-// whitened is set, otherwise factorKuu's.
+// feature's structure read as a root (a structured root or precision
+// without factorisation, a diagonal or dense Kuu by its factor); the
+// non-whitened ones get factorKuu's.
 func sqrtKuu(k kernels.Bound, f features.Bound, whitened bool, opt Options) (sqrtFactor, error) {
-	if sw, ok := f.(KuuWhitener); ok && whitened {
-		w, err := sw.Whitener(k, opt.maxTries())
-		if err != nil {
-			return nil, fmt.Errorf("inference: structured square root of Kuu: %w", err)
-		}
-		if w == nil {
-			return nil, errors.New("inference: structured square root of Kuu: feature returned a nil whitener")
-		}
-		return structFactor{m: f.M(), w: w}, nil
+	if !whitened {
+		return factorKuu(k, f, opt)
 	}
-	return factorKuu(k, f, opt)
+	s, err := features.StructureOf(k, f, opt.maxTries(), features.AllForms)
+	if err != nil {
+		return nil, err
+	}
+	return rootOf(s, f.M(), opt)
+}
+
+// rootOf returns a square root Kuu = LLᵀ for a structure of M features:
+// a triangular factor for dense and diagonal Kuu (with Options.Jitter), and
+// whitening maps (no jitter: nothing is factorised) for a precision
+// diagonal and a structured root.
+func rootOf(s Kuu, m int, opt Options) (sqrtFactor, error) {
+	form, err := s.Form()
+	if err != nil {
+		return nil, fmt.Errorf("inference: %w", err)
+	}
+	switch form {
+	case "root":
+		return structFactor{m: m, w: s.Whiten}, nil
+	case "dense":
+		if r, c := s.Dense.Dims(); r != m || c != m {
+			return nil, fmt.Errorf("inference: Kuu is %d×%d, want %d×%d", r, c, m, m)
+		}
+		return newDenseFactor("Kuu", s.Dense, opt)
+	case "diagonal":
+		if r, c := s.Diag.Dims(); r != m || c != 1 {
+			return nil, fmt.Errorf("inference: diagonal of Kuu is %d×%d, want %d×1", r, c, m)
+		}
+		return newDiagFactor("Kuu", s.Diag, opt)
+	}
+	if err := checkPrecision(s.Precision, m, false); err != nil {
+		return nil, err
+	}
+	w := ad.Sqrt(ad.AddConst(s.Precision, sqrtPrecisionFloor))
+	return structFactor{m: m, w: func(b *ad.Node) *ad.Node { return ad.MulColVec(b, w) }}, nil
+}
+
+// sqrtPrecisionFloor keeps √d differentiable at d = 0.
+const sqrtPrecisionFloor = 1e-300
+
+// checkPrecision checks an M×1 precision diagonal: finite and ≥ 0, or > 0
+// when positive is set.
+func checkPrecision(p *ad.Node, m int, positive bool) error {
+	if r, c := p.Dims(); r != m || c != 1 {
+		return fmt.Errorf("inference: precision of Kuu is %d×%d, want %d×1", r, c, m)
+	}
+	for i := 0; i < m; i++ {
+		v := p.Value().At(i, 0)
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("inference: precision (1/Kuu) entry %d is %v; want finite and ≥ 0 (is the spectral density finite?)", i, v)
+		}
+		if positive && v == 0 {
+			return fmt.Errorf("inference: precision (1/Kuu) entry %d is 0 (infinite prior variance)", i)
+		}
+	}
+	return nil
 }
 
 // structFactor whitens through a caller's map b ↦ L⁻¹b.

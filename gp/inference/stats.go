@@ -154,76 +154,16 @@ func (s *Stats) Validate() error {
 	return checkFinite("P", mat.DenseCopyOf(s.P))
 }
 
-// Kuu describes the prior covariance of the features for CollapsedFromStats
-// and StatsPosterior. Exactly one field is set.
-type Kuu struct {
-	// Dense is the full M×M Kuu, factorised by Cholesky (with
-	// Options.Jitter and escalation).
-	Dense *ad.Node
-	// Diag is the M×1 diagonal of a diagonal Kuu (Options.Jitter is added).
-	Diag *ad.Node
-	// Precision is the M×1 diagonal of Kuu⁻¹ for a diagonal Kuu; entries
-	// may be zero (a feature with no prior mass, e.g. an underflowed
-	// spectral density), which Diag cannot express. No jitter is added.
-	Precision *ad.Node
-	// Whiten is b ↦ L⁻¹b (b is M×C) for a factor Kuu = LLᵀ chosen by the
-	// caller, recorded on the tape so that gradients flow through it. It
-	// lets a feature with structured Kuu (block-diagonal, Kronecker, …)
-	// whiten without a dense M×M Cholesky. L need not be triangular: the
-	// bound depends on L only through LLᵀ. The caller adds any jitter.
-	Whiten func(*ad.Node) *ad.Node
-}
-
-// sqrtPrecisionFloor keeps √d differentiable at d = 0.
-const sqrtPrecisionFloor = 1e-300
-
 // whiten returns a function b ↦ L⁻¹b with Kuu = LLᵀ, plus the jitter used.
-func (k Kuu) whiten(m int, opt Options) (func(*ad.Node) *ad.Node, float64, error) {
-	set := 0
-	for _, n := range []*ad.Node{k.Dense, k.Diag, k.Precision} {
-		if n != nil {
-			set++
-		}
+func (k statsKuu) whiten(m int, opt Options) (func(*ad.Node) *ad.Node, float64, error) {
+	f, err := rootOf(Kuu(k), m, opt)
+	if err != nil {
+		return nil, 0, err
 	}
-	if k.Whiten != nil {
-		set++
-	}
-	if set != 1 {
-		return nil, 0, fmt.Errorf("inference: Kuu: exactly one of Dense, Diag, Precision, Whiten must be set, got %d", set)
-	}
-	switch {
-	case k.Whiten != nil:
-		return k.Whiten, 0, nil
-	case k.Dense != nil:
-		if r, c := k.Dense.Dims(); r != m || c != m {
-			return nil, 0, fmt.Errorf("inference: Kuu is %d×%d, stats have M = %d", r, c, m)
-		}
-		f, err := newDenseFactor("Kuu", k.Dense, opt)
-		if err != nil {
-			return nil, 0, err
-		}
-		return f.solveL, f.jit, nil
-	case k.Diag != nil:
-		if r, c := k.Diag.Dims(); r != m || c != 1 {
-			return nil, 0, fmt.Errorf("inference: diagonal of Kuu is %d×%d, want %d×1", r, c, m)
-		}
-		f, err := newDiagFactor("Kuu", k.Diag, opt)
-		if err != nil {
-			return nil, 0, err
-		}
-		return f.solveL, f.jit, nil
-	}
-	if r, c := k.Precision.Dims(); r != m || c != 1 {
-		return nil, 0, fmt.Errorf("inference: precision of Kuu is %d×%d, want %d×1", r, c, m)
-	}
-	for i := 0; i < m; i++ {
-		if v := k.Precision.Value().At(i, 0); !(v >= 0) || math.IsInf(v, 0) {
-			return nil, 0, fmt.Errorf("inference: precision (1/Kuu) entry %d is %v; want finite and ≥ 0 (is the spectral density finite?)", i, v)
-		}
-	}
-	w := ad.Sqrt(ad.AddConst(k.Precision, sqrtPrecisionFloor))
-	return func(b *ad.Node) *ad.Node { return ad.MulColVec(b, w) }, 0, nil
+	return f.solveL, f.jitter(), nil
 }
+
+type statsKuu Kuu
 
 // statsTerms are the pieces of the A-form bound shared by the objective and
 // the posterior.
@@ -270,7 +210,7 @@ func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options
 		return nil, fmt.Errorf("inference: Σ k(x_n, x_n) = %v", v)
 	}
 	m := s.M()
-	whiten, jit, err := kuu.whiten(m, opt)
+	whiten, jit, err := statsKuu(kuu).whiten(m, opt)
 	if err != nil {
 		return nil, err
 	}

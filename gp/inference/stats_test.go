@@ -307,7 +307,7 @@ func TestStatsBadInput(t *testing.T) {
 	}{
 		{"none", Kuu{}, "exactly one"},
 		{"two", Kuu{Diag: tape.Const(mat.NewDense(2, 1, []float64{1, 1})), Precision: tape.Const(mat.NewDense(2, 1, []float64{1, 1}))}, "exactly one"},
-		{"wrong size", Kuu{Dense: tape.Const(mat.NewDense(3, 3, nil))}, "stats have M = 2"},
+		{"wrong size", Kuu{Dense: tape.Const(mat.NewDense(3, 3, nil))}, "want 2×2"},
 		{"negative precision", Kuu{Precision: tape.Const(mat.NewDense(2, 1, []float64{1, -1}))}, "entry 1 is -1"},
 		{"nan precision", Kuu{Precision: tape.Const(mat.NewDense(2, 1, []float64{math.NaN(), 1}))}, "spectral density"},
 		{"not PD", Kuu{Dense: tape.Const(mat.NewDense(2, 2, []float64{-1, 0, 0, -1}))}, "not positive definite"},

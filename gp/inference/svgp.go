@@ -48,7 +48,8 @@ func (q Variational) check(m int) error {
 // where q(f_b) = N(μ_b, v_b) is the marginal of ∫ p(f | u) q(u) du. numData is
 // the size of the full training set (0 means B: no minibatch scaling).
 //
-// With q.Whiten and a feature implementing KuuWhitener (see WithWhitener),
+// With q.Whiten and a feature whose Kuu structure is a structured root
+// (features.KuuStructure.Whiten, e.g. interval features),
 // u = Lv for the feature's structured square root L of Kuu, and no M×M
 // factorisation happens; otherwise L is the Cholesky factor of Kuu (or √ of
 // a diagonal Kuu).
@@ -114,7 +115,8 @@ func SVGPMarginals(k kernels.Bound, f features.Bound, x *ad.Node, q Variational,
 //	not whitened: μ = (L⁻ᵀA)ᵀm,   v = kff − ‖A‖²_col + ‖Lqᵀ L⁻ᵀA‖²_col.
 //
 // The whitened form needs only L⁻¹, so fac may be any square root (a
-// structured one from KuuWhitener); the other needs a triangular factor.
+// structured root of the feature's Kuu structure); the other needs a
+// triangular factor.
 func svgpMarginals(k kernels.Bound, f features.Bound, fac sqrtFactor, x *ad.Node, q Variational) (mu, v *ad.Node, err error) {
 	kuf := f.Kuf(k, x)
 	a := fac.solveL(kuf)
@@ -191,7 +193,7 @@ func KL(k kernels.Bound, f features.Bound, q Variational, opt Options) (*ad.Node
 
 // SVGPPosterior returns the predictive posterior of q(u) (values of q.Mu and
 // q.Sqrt are read; no gradients flow). With a structured square root
-// (KuuWhitener, whitened q) the posterior's A = L⁻¹ is that root's inverse,
+// (features.KuuStructure root or precision, whitened q) the posterior's A = L⁻¹ is that root's inverse,
 // formed once by whitening the identity; predictions depend on it only
 // through AᵀA = Kuu⁻¹ and the q-dependent terms, which are consistent with
 // the ELBO's v = L⁻¹u.

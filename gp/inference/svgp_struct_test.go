@@ -116,7 +116,24 @@ func (p *vffProblem) bound(b *param.Bound, f form) features.Bound {
 	if f.structured() {
 		return WithWhitener(fb, p.feat.Whitener)
 	}
-	return fb
+	return features.DenseKuu(fb)
+}
+
+// whitenerFunc is a structured root b ↦ L⁻¹b of Kuu for the bound kernel.
+type whitenerFunc = func(k kernels.Bound, maxTries int) (func(*ad.Node) *ad.Node, error)
+
+// WithWhitener attaches w as f's Kuu structure (the root form).
+func WithWhitener(f features.Bound, w whitenerFunc) features.Bound {
+	return features.WithKuu(f, features.FormRoot, func(k kernels.Bound, n int) (features.KuuStructure, error) {
+		if w == nil {
+			return features.KuuStructure{}, errors.New("nil whitener")
+		}
+		fn, err := w(k, n)
+		if err != nil {
+			return features.KuuStructure{}, err
+		}
+		return features.KuuStructure{Whiten: fn}, nil
+	})
 }
 
 // variational returns q on the tape in the form's coordinates. For the
@@ -434,11 +451,11 @@ func TestSVGPWhitenerBadInput(t *testing.T) {
 	boom := errors.New("boom")
 	for _, tc := range []struct {
 		name string
-		w    WhitenerFunc
+		w    whitenerFunc
 		want string
 	}{
 		{"error", func(kernels.Bound, int) (func(*ad.Node) *ad.Node, error) { return nil, boom }, "boom"},
-		{"nil map", func(kernels.Bound, int) (func(*ad.Node) *ad.Node, error) { return nil, nil }, "nil whitener"},
+		{"nil map", func(kernels.Bound, int) (func(*ad.Node) *ad.Node, error) { return nil, nil }, "exactly one of"},
 		{"nil func", nil, "nil whitener"},
 		{"shape", func(kernels.Bound, int) (func(*ad.Node) *ad.Node, error) {
 			return func(b *ad.Node) *ad.Node { _, c := b.Dims(); return ad.Slice(b, 0, m-1, 0, c) }, nil

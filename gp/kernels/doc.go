@@ -1,6 +1,7 @@
 // Package kernels provides covariance functions for Gaussian processes:
 // stationary kernels (squared exponential, Matérn ½, ³⁄₂, ⁵⁄₂, periodic),
-// arc-cosine kernels of orders 0, 1 and 2, and sums, products and additive
+// arc-cosine kernels of orders 0, 1 and 2, zonal kernels on the sphere of
+// the bias-augmented inputs (Matérn and SE, spectral or chordal), and sums, products and additive
 // combinations of them.
 //
 // A Kernel declares its hyperparameters in a param.Set under a prefix
@@ -39,6 +40,32 @@
 // This equals 2σ² E[σ_n(wᵀx̂) σ_n(wᵀẑ)] for w ~ N(0, I) and the activation
 // σ_n(u) = max(u, 0)ⁿ (step, ReLU, squared ReLU). For order 1, k(x, x) =
 // σ²‖x̂‖², the VISH paper's ‖x‖‖x'‖J(θ) with J(0) = 1.
+//
+// # Zonal kernels
+//
+// Zonal kernels live on the sphere S^{d−1} of the bias-augmented inputs
+// x̃ = (√w∘x, √b[, √b]) ∈ R^d (d = D + 1, or D + 2 with Options.BiasColumns
+// = 2, as the VISH authors do for 1-D inputs) and are carried to input
+// space by the radius ρ = ‖x̃‖ (vish-spec §1.2):
+//
+//	k(x, z) = ρ(x) ρ(z) s(x̂ᵀẑ),   x̂ = x̃/ρ,   s(1) = σ².
+//
+// Two routes give the shape s (parameters variance, lengthscales (one
+// value), weight_variances, bias_variance):
+//
+//	sphere-matern12/32/52, sphere-se  the spectral route of the VISH paper:
+//	    λ_ℓ ∝ S(√(ℓ(ℓ+d−2))) with the Euclidean density on R^{d−1} of
+//	    lengthscale κ, normalised so that s(1) = σ²; the kernel is the
+//	    Mercer series truncated at Options.Truncation levels (default 64).
+//	chordal-matern12/32/52, chordal-se  the stationary kernel of the
+//	    chordal distance, s(t) = σ² f(√(2−2t)/ℓ), exact; its λ_ℓ come from
+//	    Funk–Hecke quadrature (the spherical-ODGP paper's kernels).
+//
+// The arc-cosine kernels are zonal too, with radial power n. Bound zonal
+// kernels implement ZonalBound: the augmentation, the coefficients λ_ℓ
+// (differentiable in σ² and the lengthscale) and which levels vanish
+// exactly. ZonalSeries evaluates Σ_ℓ c_ℓ N(d,ℓ)/Ω_{d−1} R_ℓ(t) for any
+// coefficients (package sphere has the conventions).
 //
 // # Spectral densities
 //

@@ -48,5 +48,5 @@ func ExampleNew_combinations() {
 	// sum(se,periodic) [k0.variance k0.lengthscales k1.variance k1.lengthscales k1.period]
 	// additive(matern52) [d0.variance d0.lengthscales d1.variance d1.lengthscales]
 	// product(se,arccos1) [k0.variance k0.lengthscales k1.variance k1.weight_variances k1.bias_variance]
-	// kernels: unknown kernel "rbf"; valid names are se, matern12, matern32, matern52, periodic, arccos0, arccos1, arccos2, or sum(…), product(…), additive(…) of them
+	// kernels: unknown kernel "rbf"; valid names are se, matern12, matern32, matern52, periodic, arccos0, arccos1, arccos2, sphere-matern12, sphere-matern32, sphere-matern52, sphere-se, chordal-matern12, chordal-matern32, chordal-matern52, chordal-se, or sum(…), product(…), additive(…) of them
 }

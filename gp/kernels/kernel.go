@@ -62,8 +62,15 @@ type Options struct {
 	// WeightVariances of the arc-cosine kernels: one value, or D values
 	// (ARD, also implied by ARD with one value).
 	WeightVariances []float64
-	// BiasVariance of the arc-cosine kernels.
+	// BiasVariance of the arc-cosine and zonal kernels.
 	BiasVariance float64
+	// BiasColumns of the zonal kernels: how many copies of √b the
+	// augmented input x̃ = (√w∘x, √b, …) carries (1 or 2; 0 means 1). The
+	// VISH authors append two for 1-D inputs so that d ≥ 3.
+	BiasColumns int
+	// Truncation is the number of levels of the Mercer series that defines
+	// the spectral zonal kernels (sphere-…); 0 means DefaultTruncation.
+	Truncation int
 }
 
 var baseNames = []string{"se", "matern12", "matern32", "matern52", "periodic", "arccos0", "arccos1", "arccos2"}
@@ -71,7 +78,7 @@ var baseNames = []string{"se", "matern12", "matern32", "matern52", "periodic", "
 // Names returns the names of the base kernels New accepts. New also accepts
 // combinations: "sum(a,b,…)", "product(a,b,…)", "additive(a)" (the same 1-D
 // kernel a on every dimension) and "additive(a1,…,aD)" (one per dimension).
-func Names() []string { return append([]string(nil), baseNames...) }
+func Names() []string { return append(append([]string(nil), baseNames...), zonalNames...) }
 
 // New builds the named kernel on dim input dimensions.
 func New(name string, dim int, opts Options) (Kernel, error) {
@@ -90,8 +97,13 @@ func New(name string, dim int, opts Options) (Kernel, error) {
 	case "arccos0", "arccos1", "arccos2":
 		return newArcCosine(int(name[6]-'0'), dim, opts)
 	}
-	return nil, fmt.Errorf("kernels: unknown kernel %q; valid names are %s, or sum(…), product(…), additive(…) of them",
-		name, strings.Join(baseNames, ", "))
+	for _, z := range zonalNames {
+		if name == z {
+			return newZonal(name, dim, opts)
+		}
+	}
+	return nil, fmt.Errorf("kernels: unknown kernel %q; valid names are %s, %s, or sum(…), product(…), additive(…) of them",
+		name, strings.Join(baseNames, ", "), strings.Join(zonalNames, ", "))
 }
 
 func newComposite(name string, open, dim int, opts Options) (Kernel, error) {

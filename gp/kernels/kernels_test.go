@@ -74,6 +74,11 @@ func kernelCases() []struct {
 		{"arccos0", 2, Options{Variance: 1.1, WeightVariances: []float64{0.8, 1.3}, BiasVariance: 0.6}},
 		{"arccos1", 3, Options{Variance: 0.9, WeightVariances: []float64{1.2}, BiasVariance: 1.4}},
 		{"arccos2", 2, Options{Variance: 1.2, WeightVariances: []float64{0.7}, ARD: true, BiasVariance: 0.9}},
+		{"sphere-matern32", 2, Options{Variance: 1.1, Lengthscales: []float64{0.8}, WeightVariances: []float64{0.7, 1.3}, BiasVariance: 0.9, Truncation: 12}},
+		{"sphere-se", 1, Options{Variance: 0.8, Lengthscales: []float64{0.6}, WeightVariances: []float64{1.2}, BiasVariance: 1.1, BiasColumns: 2, Truncation: 10}},
+		{"chordal-matern52", 2, Options{Variance: 1.2, Lengthscales: []float64{0.7}, WeightVariances: []float64{0.9}, ARD: true, BiasVariance: 0.8}},
+		{"chordal-matern12", 3, Options{Variance: 0.9, Lengthscales: []float64{1.3}, WeightVariances: []float64{1.1}, BiasVariance: 1.2}},
+		{"chordal-se", 2, Options{Variance: 1.0, Lengthscales: []float64{0.9}, WeightVariances: []float64{0.6, 1.4}, BiasVariance: 0.7}},
 		{"sum(se,periodic)", 2, Options{Variance: 0.9, Lengthscales: []float64{0.8, 1.2}}},
 		{"product(matern32,arccos1)", 2, Options{Variance: 1.1, Lengthscales: []float64{0.9}}},
 		{"additive(matern52)", 3, Options{Variance: 0.6, Lengthscales: []float64{0.5, 0.9, 1.3}}},
@@ -425,7 +430,7 @@ func TestNewErrors(t *testing.T) {
 	if _, err := Sum(mustNew(t, "se", 2, Options{}), mustNew(t, "se", 3, Options{})); err == nil {
 		t.Error("Sum of kernels of different dimensions: no error")
 	}
-	if got := Names(); len(got) != 8 || got[0] != "se" {
+	if got := Names(); len(got) != 8+len(zonalNames) || got[0] != "se" {
 		t.Errorf("Names() = %v", got)
 	}
 }
