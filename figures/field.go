@@ -95,16 +95,8 @@ func buildField(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 		}
 		p.X.Label.Text, p.Y.Label.Text = firstNonEmpty(fs.XLabel, "x₁"), firstNonEmpty(fs.YLabel, "x₂")
 		r := byPanel[pname]
-		a, ok := results.Artifact{}, false
-		if r != nil {
-			a, ok = fields[r.ID]
-		}
+		a, ok := panelArtifact(f, fs, p, r, fields)
 		if !ok {
-			if r != nil {
-				f.warnings = append(f.warnings, fmt.Sprintf("run %s (panel %s) stored no artifact %q; list it under the grid's artifacts", r.ID, p.Title.Text, fs.Artifact))
-			}
-			addNoData(p, FigureSpec{})
-			f.panels = append(f.panels, p)
 			continue
 		}
 		g, err := newFieldGrid(a, fs.Z)
@@ -175,14 +167,7 @@ func buildField(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 		styleLegend(&legend)
 		f.legend = &legend
 	}
-	cb := plot.New()
-	cb.HideX()
-	cb.Y.Padding = 0
-	cb.Y.Label.Text = firstNonEmpty(fs.ZLabel, rc.label(fs.Z))
-	cb.Y.Label.TextStyle.Font.Size = vg.Points(11)
-	cb.Y.Tick.Label.Font.Size = vg.Points(9)
-	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
-	f.colorbar = cb
+	f.colorbar = colourBar(cmap, firstNonEmpty(fs.ZLabel, rc.label(fs.Z)))
 	f.describe = fmt.Sprintf("per panel one run's %q column of the 2-D grid artifact %q as a heat map (common scale %.3g…%.3g), the contour %s = %.3g", fs.Z, fs.Artifact, zmin, zmax, fs.Z, level)
 	if fs.ReferenceArtifact != "none" {
 		f.describe += fmt.Sprintf(" and the training points by label (artifact %q)", fs.ReferenceArtifact)

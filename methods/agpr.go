@@ -43,15 +43,7 @@ func init() {
 			{Name: "jitter", Kind: Float, Default: 0.0, Doc: "added to the diagonal of K + σ²I before factorising it"},
 			{Name: "max_points", Kind: Int, Default: 20000, Doc: "refuse training sets larger than this (O(N²) memory)"},
 		}),
-		New: func(p Params) (Model, error) {
-			if err := checkPositive("agpr", p, "variance", "noise_variance"); err != nil {
-				return nil, err
-			}
-			if err := checkJitter("agpr", p); err != nil {
-				return nil, err
-			}
-			return &gprModel{name: "agpr", p: p, newKernel: newAdditiveKernel}, nil
-		},
+		New: newExactGPR("agpr", newAdditiveKernel),
 	})
 }
 

@@ -26,16 +26,22 @@ func init() {
 			{Name: "jitter", Kind: Float, Default: 0.0, Doc: "added to the diagonal of K + σ²I before factorising it"},
 			{Name: "max_points", Kind: Int, Default: 20000, Doc: "refuse training sets larger than this (O(N²) memory)"},
 		}),
-		New: func(p Params) (Model, error) {
-			if err := checkPositive("gpr", p, "variance", "noise_variance"); err != nil {
-				return nil, err
-			}
-			if err := checkJitter("gpr", p); err != nil {
-				return nil, err
-			}
-			return &gprModel{name: "gpr", p: p, newKernel: NewKernel}, nil
-		},
+		New: newExactGPR("gpr", NewKernel),
 	})
+}
+
+// newExactGPR is the constructor of an exact GP regression method whose
+// prior covariance newKernel builds (gpr, agpr).
+func newExactGPR(name string, newKernel func(p Params, dim int) (kernels.Kernel, error)) func(Params) (Model, error) {
+	return func(p Params) (Model, error) {
+		if err := checkPositive(name, p, "variance", "noise_variance"); err != nil {
+			return nil, err
+		}
+		if err := checkJitter(name, p); err != nil {
+			return nil, err
+		}
+		return &gprModel{name: name, p: p, newKernel: newKernel}, nil
+	}
 }
 
 type gprModel struct {
