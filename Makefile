@@ -19,10 +19,10 @@ endif
 # per call unless the caller sets it.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: build test fmt-check vet bench demo reproduce-% clean help
+.PHONY: build test fmt-check vet bench fuzz example-csv demo reproduce-% clean help
 
 help:
-	@echo "make build | test | bench | demo | reproduce-<paper> [PROFILE=quick|full] | clean"
+	@echo "make build | test | bench | fuzz [FUZZTIME=30s] | demo | example-csv | reproduce-<paper> [PROFILE=quick|full] | clean"
 	@echo "papers: $(PAPERS)"
 
 build:
@@ -39,6 +39,22 @@ test: fmt-check vet
 
 bench:
 	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./...
+
+# Every native fuzz target (func FuzzX) for FUZZTIME each; new failing
+# inputs land in the package's testdata/fuzz/FuzzX/, which `make test`
+# then replays with the seed corpora.
+FUZZTIME ?= 30s
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test $(TAGS) -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test $(TAGS) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+# The CSV experiments/csv.toml sweeps (a user's own data file in a grid).
+example-csv: build
+	$(SGPLAB) data example-csv out/example-csv
 
 # A small grid of exact GPR / SGPR / SVGP on embedded synthetic data: runs in
 # under a minute and writes a table and a figure into out/demo/.

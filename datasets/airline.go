@@ -360,6 +360,10 @@ func readAirlineCache(path string, want airlineCacheKey) ([]int32, airlineCounts
 	if strs[0] != want.Name || strs[1] != want.PlaneSHA || ints[0] != want.Size || ints[1] != want.ModTime || ints[8] < 0 || ints[8]%9 != 0 {
 		return nil, c, "", false
 	}
+	// A damaged count must not allocate more than the file can hold.
+	if fi, err := f.Stat(); err != nil || ints[8] > fi.Size()/4 {
+		return nil, c, "", false
+	}
 	c = airlineCounts{ints[2], ints[3], ints[4], ints[5], ints[6], ints[7]}
 	rows := make([]int32, ints[8])
 	if binary.Read(r, binary.LittleEndian, rows) != nil {

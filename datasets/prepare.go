@@ -26,6 +26,12 @@ type Request struct {
 	Protocol string // "" = the dataset's default
 	Scaling  string // "" = the dataset's default
 	DataDir  string // "" = DataDir()
+	// Task is the grid's task; only the user's csv dataset reads it (a
+	// registry dataset's task is fixed).
+	Task string
+	// FileSHA256 maps a file parameter (csv: file, test_file) to the sha256
+	// the run was expanded with; a file whose content differs is refused.
+	FileSHA256 map[string]string
 }
 
 // Provenance records exactly what a run was computed on.
@@ -148,6 +154,9 @@ func rngFor(name string, split int, seed uint64, purpose string) *rand.Rand {
 
 // Prepare loads (cached), splits and scales a dataset.
 func Prepare(req Request) (*Prepared, error) {
+	if req.Name == UserCSV {
+		return prepareUser(req)
+	}
 	e, err := lookup(req.Name)
 	if err != nil {
 		return nil, err
@@ -460,6 +469,10 @@ func floatParam(p map[string]any, key string, def float64) (float64, error) {
 
 // Validate checks a dataset name and its parameters.
 func Validate(name string, params map[string]any) error {
+	if name == UserCSV {
+		_, err := parseUserParams(params)
+		return err
+	}
 	e, err := lookup(name)
 	if err != nil {
 		return err

@@ -212,7 +212,7 @@ func join(a, b string) string {
 func lookup(name string) (*entry, error) {
 	e, ok := registry[name]
 	if !ok {
-		return nil, fmt.Errorf("datasets: unknown dataset %q; valid names: %s", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("datasets: unknown dataset %q; valid names: %s, or %q for your own CSV file ([grid.dataset] file = ...)", name, strings.Join(Names(), ", "), UserCSV)
 	}
 	return e, nil
 }

@@ -367,8 +367,11 @@ type renderCtx struct {
 	dbFlag  string    // e.g. "--db x.db", for the commands index.md suggests
 }
 
+// usable: a done run of the reported profile. When the report is limited
+// to the config's current run ids (cov), those ids decide: a grid that the
+// profile leaves unchanged shares the full profile's runs.
 func (rc *renderCtx) usable(r *run) bool {
-	return r.Status == results.StatusDone && profileName(r.Profile) == rc.profile
+	return r.Status == results.StatusDone && (profileName(r.Profile) == rc.profile || rc.cov != nil)
 }
 
 // runCommand is the command that runs the reported profile's missing runs.

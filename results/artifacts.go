@@ -107,6 +107,11 @@ func (s *Store) SaveRunArtifacts(r Run, metrics []Metric, trace []TracePoint, ar
 	if err := writeArtifacts(ctx, tx, r.ID, arts); err != nil {
 		return s.wrap("saving artifacts of run "+r.ID, err)
 	}
+	if r.Status != StatusRunning {
+		if err := releaseClaim(ctx, tx, r.ID); err != nil {
+			return s.wrap("releasing the claim on run "+r.ID, err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return s.wrap("saving run "+r.ID, err)
 	}

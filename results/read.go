@@ -25,8 +25,37 @@ func (s *Store) RunStatus(id string) (status string, found bool, err error) {
 const statusChunk = 500
 
 // Statuses returns the status of each stored run among ids; ids that are
-// not stored are absent from the map.
+// not stored are absent from the map. A run stored as running whose worker
+// is dead (no claim, or a claim whose heartbeat went stale: kill -9, a lost
+// node) is reported as interrupted.
 func (s *Store) Statuses(ids []string) (map[string]string, error) {
+	out, err := s.storedStatuses(ids)
+	if err != nil {
+		return nil, err
+	}
+	var running []string
+	for id, st := range out {
+		if st == StatusRunning {
+			running = append(running, id)
+		}
+	}
+	if len(running) == 0 {
+		return out, nil
+	}
+	claims, err := s.Claims(running)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	for _, id := range running {
+		if c, ok := claims[id]; !ok || !c.Live(now) {
+			out[id] = StatusInterrupted
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) storedStatuses(ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
 	ctx := context.Background()
 	for start := 0; start < len(ids); start += statusChunk {

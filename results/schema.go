@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package writes. It is stored in
 // the database header (PRAGMA user_version) and logged in the
 // schema_version table.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migration moves a database from version-1 to version.
 type migration struct {
@@ -24,6 +24,7 @@ type migration struct {
 var migrations = []migration{
 	{version: 1, sql: schemaV1},
 	{version: 2, sql: schemaV2},
+	{version: 3, sql: schemaV3},
 }
 
 // schemaV1 is the first schema.
@@ -119,6 +120,24 @@ CREATE TABLE artifacts (
 	data    BLOB NOT NULL,
 	PRIMARY KEY (run_id, name)
 ) WITHOUT ROWID;
+`
+
+// schemaV3 adds claims: several workers (processes, hosts) sweeping one
+// database each claim a run before running it. A claim lives while its
+// worker updates heartbeat; one whose heartbeat is older than its own
+// stale_ms is dead (kill -9, lost node) and may be taken over. Times are
+// Unix nanoseconds, so staleness is one integer comparison.
+const schemaV3 = `
+CREATE TABLE claims (
+	run_id    TEXT PRIMARY KEY,
+	worker    TEXT NOT NULL,              -- host:pid:random, unique per sweep
+	host      TEXT NOT NULL,
+	pid       INTEGER NOT NULL,
+	claimed   INTEGER NOT NULL,           -- Unix ns
+	heartbeat INTEGER NOT NULL,           -- Unix ns, refreshed while the run is in flight
+	stale_ms  INTEGER NOT NULL            -- the claim is dead once heartbeat is older than this
+) WITHOUT ROWID;
+CREATE INDEX claims_worker ON claims (worker);
 `
 
 // userVersion reads PRAGMA user_version through q.

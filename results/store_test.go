@@ -182,7 +182,12 @@ func TestMarkRunningAndStatuses(t *testing.T) {
 	for i := range 1200 {
 		id := fmt.Sprintf("g%04d", i)
 		ids = append(ids, id)
-		if i%300 == 0 {
+		switch {
+		case i%600 == 0: // held by a live worker
+			if res, err := s.Claim(sampleRun(id), NewWorker("h", time.Hour), time.Now(), false); err != nil || res != Claimed {
+				t.Fatalf("Claim(%s) = %v, %v", id, res, err)
+			}
+		case i%300 == 0: // marked running without a claim: its worker is gone
 			if err := s.MarkRunning(sampleRun(id)); err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +197,7 @@ func TestMarkRunningAndStatuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"r1": "done", "g0000": "running", "g0300": "running", "g0600": "running", "g0900": "running"}
+	want := map[string]string{"r1": "done", "g0000": "running", "g0300": "interrupted", "g0600": "running", "g0900": "interrupted"}
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("Statuses = %v, want %v", st, want)
 	}

@@ -47,8 +47,16 @@ func (es Errors) err() error {
 }
 
 // errorf records an error at key (whose line is looked up in the file).
+// The same error found twice (a value checked for each method of a grid)
+// is recorded once.
 func (f *File) errorf(es *Errors, key, format string, args ...any) {
-	*es = append(*es, &Error{File: f.Path, Line: f.lines.line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	e := &Error{File: f.Path, Line: f.lines.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	for _, old := range *es {
+		if *old == *e {
+			return
+		}
+	}
+	*es = append(*es, e)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

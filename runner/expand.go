@@ -21,7 +21,16 @@ type ExpandOptions struct {
 	// protocol and scaling); nil skips the check. The CLI passes
 	// datasets.Validate.
 	ValidateDataset func(name string, params map[string]any) error
+	// CheckRun checks, once per dataset combination, what depends on the
+	// protocol: the protocol and scaling exist, a test set exists and the
+	// splits exist under the protocol; nil skips it. The CLI passes
+	// datasets.CheckRun.
+	CheckRun func(name string, params map[string]any, protocol, scaling string, splits []int) error
 }
+
+// positiveParams are method parameters that count features and must be
+// ≥ 1 (a non-positive M used to run and "succeed").
+var positiveParams = []string{"num_inducing", "num_features"}
 
 // fitKeys are grid keys that are fit settings, matched by include/exclude.
 var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "task"}
@@ -35,7 +44,7 @@ func (f *File) Expand(opt ExpandOptions) (runs []*RunSpec, warnings []string, er
 	if err != nil {
 		return nil, nil, err
 	}
-	x := &expander{f: f, opt: opt, profile: prof, es: &Errors{}, dsChecked: map[string]bool{}, seen: map[string]string{}}
+	x := &expander{f: f, opt: opt, profile: prof, es: &Errors{}, dsChecked: map[string]bool{}, seen: map[string]string{}, hashes: map[string]fileHash{}}
 	for _, g := range f.Grids {
 		x.grid(g)
 	}
@@ -54,6 +63,7 @@ type expander struct {
 	warnings  []string
 	dsChecked map[string]bool
 	seen      map[string]string // run id → source
+	hashes    map[string]fileHash
 }
 
 // settings is one grid (or include) with the profile applied.
@@ -65,6 +75,7 @@ type settings struct {
 	perMethod map[string]map[string]any // [method.NAME]
 	extra     map[string]any            // include's parameters, highest priority
 	dataset   map[string]any
+	profile   string // stored with the runs: full when the profile changes nothing in the grid
 }
 
 func (x *expander) grid(g *Grid) {
@@ -75,6 +86,7 @@ func (x *expander) grid(g *Grid) {
 	raw := maps.Clone(g.raw)
 	params := tableOf(raw["params"])
 	dataset := tableOf(raw["dataset"])
+	orig := []any{maps.Clone(raw), tableOf(raw["params"]), tableOf(raw["dataset"])}
 	// Profile overrides: top-level keys everywhere; params/dataset keys only
 	// where the grid sets them, so one override can serve many grids.
 	for k, v := range x.profile.Override {
@@ -109,7 +121,14 @@ func (x *expander) grid(g *Grid) {
 	for m, t := range tableOf(raw["method"]) {
 		per[m] = tableOf(t)
 	}
-	s := &settings{key: key, name: g.Name, raw: raw, params: params, perMethod: per, dataset: dataset}
+	s := &settings{key: key, name: g.Name, raw: raw, params: params, perMethod: per, dataset: dataset, profile: x.profileName()}
+	// A profile that leaves this grid as it is does not fork its runs: they
+	// are the full profile's runs (same ids), so `make demo` (quick) and a
+	// later `sgplab run` (full) of a config whose quick profile changes
+	// nothing share every run.
+	if reflect.DeepEqual(orig, []any{raw, params, dataset}) {
+		s.profile = FullProfile
+	}
 	for _, k := range []string{"methods", "datasets", "iterations"} {
 		if _, ok := raw[k]; !ok {
 			x.f.errorf(x.es, key, "grid %q: missing %s", g.Name, k)
@@ -145,7 +164,7 @@ func (x *expander) grid(g *Grid) {
 func (x *expander) includeSettings(g *settings, inc map[string]any, key string) *settings {
 	raw := maps.Clone(g.raw)
 	s := &settings{key: key, name: g.name, raw: raw, params: g.params, perMethod: g.perMethod,
-		extra: map[string]any{}, dataset: maps.Clone(g.dataset)}
+		extra: map[string]any{}, dataset: maps.Clone(g.dataset), profile: g.profile}
 	methodsOf := toList(raw["methods"])
 	if m, ok := inc["method"]; ok {
 		methodsOf = toList(m)
@@ -261,7 +280,11 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 	dsKeys := sortedKeys(s.dataset)
 	var dsAxes [][]any
 	for _, k := range dsKeys {
-		dsAxes = append(dsAxes, axisValues(s.dataset[k], false))
+		vals := axisValues(s.dataset[k], false)
+		if len(vals) == 0 {
+			f.errorf(es, key+".dataset."+k, "empty list: the grid would have no runs; give at least one value")
+		}
+		dsAxes = append(dsAxes, vals)
 	}
 	dsCombos := product(dsAxes)
 
@@ -299,9 +322,14 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		for _, k := range pkeys {
 			d := paramDoc(m, k)
 			vals := axisValues(layer[k], d.Kind == methods.Floats)
+			if len(vals) == 0 {
+				f.errorf(es, src[k], "empty list: the grid would have no runs; give at least one value")
+			}
 			for _, v := range vals {
 				if _, err := m.Validate(map[string]any{k: v}); err != nil {
 					f.errorf(es, src[k], "%v", err)
+				} else if n, ok := number(v); ok && n < 1 && contains(positiveParams, k) {
+					f.errorf(es, src[k], "%s = %v: must be ≥ 1 (the number of inducing features M)", k, v)
 				}
 			}
 			axes = append(axes, vals)
@@ -326,18 +354,19 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		}
 		mcs = append(mcs, mcombo{m, combos})
 	}
+	splits := ints(s.raw["splits"], 0)
 	datasetNames := strs(s.raw["datasets"])
 	for _, dn := range datasetNames {
 		for _, c := range dsCombos {
 			dp := datasetParams(dsKeys, c)
-			x.checkDataset(key, dn, dp)
+			x.checkDataset(key, dn, dp, splits)
 		}
 	}
+	x.checkFit(s)
 	if len(*es) > n0 {
 		return
 	}
 
-	splits := ints(s.raw["splits"], 0)
 	seeds := ints(s.raw["seeds"], 0)
 	iters := ints(s.raw["iterations"], 0)
 	opts := strs(s.raw["optimizer"])
@@ -359,6 +388,12 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			return
 		}
 	}
+	for _, sp := range splits {
+		if sp < 0 {
+			f.errorf(es, key+".splits", "must be ≥ 0, got %d", sp)
+			return
+		}
+	}
 	source := fmt.Sprintf("%s:%d", f.Path, f.lines.line(key))
 	for _, dn := range datasetNames {
 		for _, c := range dsCombos {
@@ -367,10 +402,13 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			scaling, _ := dp["scaling"].(string)
 			delete(dp, "protocol")
 			delete(dp, "scaling")
+			dsFiles := x.fileHashes(key+".dataset", "", dp, isDatasetFileParam)
 			for _, split := range splits {
 				for _, seed := range seeds {
 					for _, mc := range mcs {
 						for _, p := range mc.params {
+							files := x.fileHashes(key+".params", "", p, isMethodFileParam)
+							maps.Copy(files, dsFiles)
 							for _, task := range tasks {
 								for _, it := range iters {
 									for _, opt := range opts {
@@ -378,12 +416,13 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 											for _, bs := range bss {
 												for _, gt := range gts {
 													r := &RunSpec{
-														Experiment: f.Name, Grid: s.name, Profile: x.profileName(),
+														Experiment: f.Name, Grid: s.name, Profile: s.profile,
 														Method: mc.m.Name, Params: p,
 														Dataset: dn, DatasetParams: dp, Protocol: protocol, Scaling: scaling,
 														Split: split, Seed: uint64(seed), Task: task,
 														Iterations: it, Optimizer: opt, LearningRate: lr, BatchSize: bs, GradTol: gt,
 														Metrics: metricNames, Artifacts: artifactNames, TimeLimit: timeLimit, Source: source,
+														Files: files,
 													}
 													if keep != nil && !keep(r) {
 														continue
@@ -419,21 +458,54 @@ func (x *expander) profileName() string {
 	return x.profile.Name
 }
 
-func (x *expander) checkDataset(key, name string, params map[string]any) {
-	if x.opt.ValidateDataset == nil {
-		return
-	}
-	b, _ := json.Marshal(params)
+func (x *expander) checkDataset(key, name string, params map[string]any, splits []int) {
+	b, _ := json.Marshal([]any{params, splits})
 	ck := name + string(b)
 	if x.dsChecked[ck] {
 		return
 	}
 	x.dsChecked[ck] = true
 	p := maps.Clone(params)
+	protocol, _ := p["protocol"].(string)
+	scaling, _ := p["scaling"].(string)
 	delete(p, "protocol")
 	delete(p, "scaling")
-	if err := x.opt.ValidateDataset(name, p); err != nil {
-		x.f.errorf(x.es, key+".datasets", "dataset %q: %v", name, err)
+	if x.opt.ValidateDataset != nil {
+		if err := x.opt.ValidateDataset(name, p); err != nil {
+			x.f.errorf(x.es, key+".datasets", "dataset %q: %v", name, err)
+			return
+		}
+	}
+	if x.opt.CheckRun != nil {
+		if err := x.opt.CheckRun(name, p, protocol, scaling, splits); err != nil {
+			x.f.errorf(x.es, key+".datasets", "dataset %q: %v", name, err)
+		}
+	}
+}
+
+// checkFit validates the fit settings a grid lists explicitly (absent ones
+// mean "the method's default" and are stored as 0).
+func (x *expander) checkFit(s *settings) {
+	if v, ok := s.raw["learning_rate"]; ok {
+		for _, lr := range floats(v) {
+			if !(lr > 0) || math.IsInf(lr, 0) {
+				x.f.errorf(x.es, s.key+".learning_rate", "must be > 0, got %v (leave it out for the method's default)", lr)
+			}
+		}
+	}
+	if v, ok := s.raw["batch_size"]; ok {
+		for _, bs := range ints(v, 0) {
+			if bs < 0 {
+				x.f.errorf(x.es, s.key+".batch_size", "must be ≥ 0 (0 is full batch), got %d", bs)
+			}
+		}
+	}
+	if v, ok := s.raw["grad_tol"]; ok {
+		for _, gt := range floats(v) {
+			if gt < 0 || math.IsNaN(gt) || math.IsInf(gt, 0) {
+				x.f.errorf(x.es, s.key+".grad_tol", "must be ≥ 0 (0 is the method's default), got %v", gt)
+			}
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ func init() {
 			{Name: "num_inducing", Kind: methods.Int, Default: 10, Doc: "ignored"},
 			{Name: "lengthscales", Kind: methods.Floats, Doc: "ignored"},
 			{Name: "kernel", Kind: methods.String, Default: "se", Choices: []string{"se", "matern32"}, Doc: "ignored"},
+			{Name: "z_file", Kind: methods.String, Doc: "a file whose content is part of the run id"},
 		},
 		New: func(p methods.Params) (methods.Model, error) { return &meanModel{}, nil },
 	})

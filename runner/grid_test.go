@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -89,6 +91,16 @@ func TestExpandErrors(t *testing.T) {
 		{"bad metric", strings.Replace(base, "iterations = 5", "iterations = 5\nmetrics = [\"rmse\", \"rsme\"]", 1), []string{"unknown metric \"rsme\""}},
 		{"task unsupported", strings.Replace(base, "iterations = 5", "iterations = 5\ntask = \"classification\"", 1), []string{"does not support task \"classification\""}},
 		{"missing profile", base, []string{"no profile \"quick\"; defined profiles: full"}},
+		{"zero inducing", strings.Replace(base, "[10, 20]", "[10, 0]", 1), []string{"test.toml:11: grid[0].params.num_inducing: num_inducing = 0: must be ≥ 1"}},
+		{"negative inducing", strings.Replace(base, "[10, 20]", "-5", 1), []string{"num_inducing = -5: must be ≥ 1"}},
+		{"empty param list", strings.Replace(base, "[10, 20]", "[]", 1), []string{"test.toml:11: grid[0].params.num_inducing: empty list"}},
+		{"empty dataset list", base + "[grid.dataset]\nn = []\n", []string{"grid[0].dataset.n: empty list"}},
+		{"negative batch", strings.Replace(base, "iterations = 5", "iterations = 5\nbatch_size = -1", 1), []string{"test.toml:10: grid[0].batch_size: must be ≥ 0 (0 is full batch), got -1"}},
+		{"zero learning rate", strings.Replace(base, "iterations = 5", "iterations = 5\nlearning_rate = [0.1, 0]", 1), []string{"grid[0].learning_rate: must be > 0, got 0"}},
+		{"negative learning rate", strings.Replace(base, "iterations = 5", "iterations = 5\nlearning_rate = -0.1", 1), []string{"must be > 0, got -0.1"}},
+		{"negative grad tol", strings.Replace(base, "iterations = 5", "iterations = 5\ngrad_tol = -1e-3", 1), []string{"grid[0].grad_tol: must be ≥ 0"}},
+		{"negative split", strings.Replace(base, "[0, 1, 2]", "[0, -1]", 1), []string{"grid[0].splits: must be ≥ 0, got -1"}},
+		{"missing z_file", base + "[grid.method.fake-mean]\nz_file = \"/nonexistent/z.csv\"\n", []string{"z_file"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,6 +118,66 @@ func TestExpandErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProfileWithoutChangesSharesRuns: a profile that changes nothing in a
+// grid does not fork that grid's runs (same ids, stored as full), while a
+// grid it does change gets its own runs.
+func TestProfileWithoutChangesSharesRuns(t *testing.T) {
+	src := base + "[[grid]]\nname = \"h\"\nmethods = [\"fake-mean\"]\ndatasets = [\"toy\"]\niterations = 3\n" +
+		"[profiles.quick]\nnote = \"grid h: 1 iteration\"\n[profiles.quick.grids.h]\niterations = 1\n"
+	full, _, err := expand(t, src, "full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, _, err := expand(t, src, "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full) != len(quick) {
+		t.Fatalf("%d full runs, %d quick", len(full), len(quick))
+	}
+	for i := range full {
+		same := full[i].ID == quick[i].ID
+		switch {
+		case full[i].Grid == "g" && (!same || quick[i].Profile != FullProfile):
+			t.Errorf("grid g (unchanged by quick): quick run %s profile %s, full run %s", quick[i].ID, quick[i].Profile, full[i].ID)
+		case full[i].Grid == "h" && (same || quick[i].Profile != QuickProfile):
+			t.Errorf("grid h (changed by quick): quick run %s profile %s shares full's id %s", quick[i].ID, quick[i].Profile, full[i].ID)
+		}
+	}
+	noop, _, err := expand(t, base+"[profiles.quick]\nnote = \"same as full\"\n", "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fullBase, _, _ := expand(t, base, "")
+	for i := range noop {
+		if noop[i].ID != fullBase[i].ID {
+			t.Errorf("a profile with only a note forks run %s into %s", fullBase[i].ID, noop[i].ID)
+		}
+	}
+}
+
+func TestCheckRunReceivesEveryCombination(t *testing.T) {
+	f, err := Parse("test.toml", base+"[grid.dataset]\nprotocol = [\"a\", \"b\"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	_, _, err = f.Expand(ExpandOptions{ValidateDataset: func(string, map[string]any) error { return nil },
+		CheckRun: func(name string, params map[string]any, protocol, scaling string, splits []int) error {
+			got = append(got, fmt.Sprintf("%s %s %v %d", name, protocol, splits, len(params)))
+			if protocol == "b" {
+				return fmt.Errorf("protocol b has no test set")
+			}
+			return nil
+		}})
+	if want := []string{"toy a [0 1 2] 0", "toy b [0 1 2] 0"}; !slices.Equal(got, want) {
+		t.Errorf("CheckRun calls %q, want %q", got, want)
+	}
+	if err == nil || !strings.Contains(err.Error(), "test.toml:6: grid[0].datasets: dataset \"toy\": protocol b has no test set") {
+		t.Errorf("error %v does not name the grid line and the CheckRun error", err)
 	}
 }
 

@@ -76,13 +76,29 @@ type Runner struct {
 	// instead of plain log lines.
 	Out      io.Writer
 	Terminal bool
+	// Heartbeat is how often this worker refreshes its claims (default
+	// 10s); StaleAfter is how long after the last heartbeat other workers
+	// may take a claim over (default 6 heartbeats). Workers sharing a
+	// database claim each run before running it, so N workers on one grid
+	// split it, and a worker that died (kill -9, lost node) loses its runs
+	// to the others.
+	Heartbeat, StaleAfter time.Duration
+	// Size returns a run's training-set size for the ETA's expected cost
+	// (Cost); nil or ≤ 0 assumes 1000.
+	Size func(*RunSpec) int
 
 	cache datasetCache
 }
 
+// DefaultHeartbeat is the claim heartbeat interval when Runner sets none.
+const DefaultHeartbeat = 10 * time.Second
+
 // Summary counts what a Run call did.
 type Summary struct {
 	Total, Skipped, Done, Failed, Interrupted int
+	// ByOthers counts runs other workers on the same database finished
+	// during this sweep; OthersFailed how many of them failed.
+	ByOthers, OthersFailed int
 	Elapsed                                   time.Duration
 	// Absent maps each dataset whose files are missing to the error of its
 	// first failed run (which says where to get them); AbsentRuns counts
@@ -94,6 +110,9 @@ type Summary struct {
 func (s Summary) String() string {
 	out := fmt.Sprintf("%d runs: %d done, %d failed, %d interrupted, %d skipped (already done) in %s",
 		s.Total, s.Done, s.Failed, s.Interrupted, s.Skipped, s.Elapsed.Round(time.Millisecond))
+	if s.ByOthers > 0 {
+		out += fmt.Sprintf("; %d run by other workers (%d of them failed)", s.ByOthers, s.OthersFailed)
+	}
 	if s.AbsentRuns > 0 {
 		names := make([]string, 0, len(s.Absent))
 		for n := range s.Absent {
@@ -166,6 +185,12 @@ func Pending(store *results.Store, specs []*RunSpec, force bool) ([]*RunSpec, er
 // run is recorded with its error and the sweep continues. Cancelling ctx
 // stops the sweep: runs in flight are recorded as interrupted, and Run
 // returns ErrInterrupted. An error writing to the store stops the sweep.
+//
+// Each run is claimed in the store before it starts (Store.Claim): a run
+// another live worker holds is left to it, and once this worker has
+// nothing left to claim it waits, polling every heartbeat, until the runs
+// held by others are finished, taking over any whose worker died. Run
+// therefore returns only when every spec is done or failed (or ctx ends).
 func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	start := time.Now()
 	sum := Summary{Total: len(specs)}
@@ -182,63 +207,104 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	if out == nil {
 		out = io.Discard
 	}
-	pr := newProgress(out, r.Terminal, len(todo), sum.Skipped)
+	beat := r.Heartbeat
+	if beat <= 0 {
+		beat = DefaultHeartbeat
+	}
+	stale := r.StaleAfter
+	if stale <= 0 {
+		stale = 6 * beat
+	}
+	worker := results.NewWorker(r.Env.Host, stale)
+	// Finish times are stored with their nanoseconds; a run this sweep
+	// must not repeat is one finished at or after since.
+	since := start.UTC()
+	pr := newProgress(out, r.Terminal, todo, sum.Skipped, r.Size)
 	defer pr.close()
 
-	feed := make(chan *RunSpec)
 	var mu sync.Mutex
 	var storeErr error
-	var wg sync.WaitGroup
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for spec := range feed {
-				status, absent, err := r.one(ctx, spec, pr)
-				mu.Lock()
-				switch {
-				case err != nil:
-					if storeErr == nil {
-						storeErr = err
-					}
-					stop()
-				case status == results.StatusDone:
-					sum.Done++
-				case status == results.StatusFailed:
-					sum.Failed++
-					if absent != nil {
-						if sum.Absent == nil {
-							sum.Absent = map[string]string{}
-						}
-						if _, ok := sum.Absent[absent.MissingDataset()]; !ok {
-							sum.Absent[absent.MissingDataset()] = absent.Error()
-						}
-						sum.AbsentRuns++
-					}
-				case status == results.StatusInterrupted:
-					sum.Interrupted++
-				}
-				mu.Unlock()
+	go r.heartbeats(stopCtx, worker, beat)
+
+	for round := 0; len(todo) > 0; round++ {
+		if round > 0 {
+			pr.waiting(todo)
+			select {
+			case <-stopCtx.Done():
+			case <-time.After(beat):
 			}
-		}()
-	}
-feeding:
-	for _, s := range todo {
-		// select picks at random among ready cases: check first so that no
-		// run starts after a store error or an interrupt.
+		}
 		if stopCtx.Err() != nil {
 			break
 		}
-		select {
-		case <-stopCtx.Done():
-			break feeding
-		case feed <- s:
+		feed := make(chan *RunSpec)
+		var held []*RunSpec
+		var wg sync.WaitGroup
+		for w := 0; w < jobs; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for spec := range feed {
+					status, absent, err := r.one(ctx, spec, pr, worker, since)
+					mu.Lock()
+					switch {
+					case err != nil:
+						if storeErr == nil {
+							storeErr = err
+						}
+						stop()
+					case status == statusHeld:
+						held = append(held, spec)
+					case status == statusByOtherDone:
+						sum.ByOthers++
+					case status == statusByOtherFailed:
+						sum.ByOthers++
+						sum.OthersFailed++
+					case status == results.StatusDone:
+						sum.Done++
+					case status == results.StatusFailed:
+						sum.Failed++
+						if absent != nil {
+							if sum.Absent == nil {
+								sum.Absent = map[string]string{}
+							}
+							if _, ok := sum.Absent[absent.MissingDataset()]; !ok {
+								sum.Absent[absent.MissingDataset()] = absent.Error()
+							}
+							sum.AbsentRuns++
+						}
+					case status == results.StatusInterrupted:
+						sum.Interrupted++
+					}
+					mu.Unlock()
+				}
+			}()
 		}
+	feeding:
+		for _, s := range todo {
+			// select picks at random among ready cases: check first so that no
+			// run starts after a store error or an interrupt.
+			if stopCtx.Err() != nil {
+				break
+			}
+			select {
+			case <-stopCtx.Done():
+				break feeding
+			case feed <- s:
+			}
+		}
+		close(feed)
+		wg.Wait()
+		// Keep expansion order for the next round.
+		order := make(map[string]int, len(todo))
+		for i, s := range todo {
+			order[s.ID] = i
+		}
+		sort.Slice(held, func(i, j int) bool { return order[held[i].ID] < order[held[j].ID] })
+		todo = held
 	}
-	close(feed)
-	wg.Wait()
 	sum.Elapsed = time.Since(start)
 	if storeErr != nil {
 		return sum, storeErr
@@ -247,6 +313,29 @@ feeding:
 		return sum, ErrInterrupted
 	}
 	return sum, nil
+}
+
+// Outcomes of one() besides the stored statuses.
+const (
+	statusHeld          = "held"           // another live worker holds the claim
+	statusByOtherDone   = "by-other-done"  // another worker finished it during this sweep
+	statusByOtherFailed = "by-other-failed" // … and it failed
+)
+
+// heartbeats refreshes this worker's claims until ctx ends. A failed
+// heartbeat (database locked for longer than the busy timeout) is retried
+// at the next tick; claims only go stale after several missed beats.
+func (r *Runner) heartbeats(ctx context.Context, w results.Worker, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.Store.Heartbeat(w)
+		}
+	}
 }
 
 // outcome is what the guarded part of a run produced.
@@ -263,7 +352,7 @@ type outcome struct {
 // one executes and records a single run. The returned error is only for
 // failures to record it; the run's own failure is its status, and absent
 // is set when that failure is a dataset's missing files.
-func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (status string, absent MissingData, err error) {
+func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results.Worker, since time.Time) (status string, absent MissingData, err error) {
 	rec := results.Run{
 		ID: spec.ID, Grid: spec.Grid, Spec: string(spec.Canonical()), Method: spec.Method,
 		Dataset: spec.Dataset, Split: spec.Split, Seed: spec.Seed, Profile: spec.Profile,
@@ -273,9 +362,25 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (status s
 	for _, p := range spec.FlatParams() {
 		rec.Params = append(rec.Params, results.Param{Name: p[0], Value: p[1]})
 	}
-	// A crash leaves the run as running, which a re-run treats as not done.
-	if err := r.Store.MarkRunning(rec); err != nil {
+	// A crash leaves the run as running with a claim whose heartbeat stops;
+	// it then reads as interrupted and any worker may take it over.
+	claim, err := r.Store.Claim(rec, w, since, r.Force)
+	if err != nil {
 		return "", nil, err
+	}
+	switch claim {
+	case results.HeldByOther:
+		return statusHeld, nil, nil
+	case results.Finished:
+		st, _, err := r.Store.RunStatus(spec.ID)
+		if err != nil {
+			return "", nil, err
+		}
+		pr.byOther(spec, st)
+		if st == results.StatusFailed {
+			return statusByOtherFailed, nil, nil
+		}
+		return statusByOtherDone, nil, nil
 	}
 	pr.start(spec)
 
@@ -316,9 +421,7 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress) (status s
 	}
 	rec.Finished = time.Now().UTC()
 	if oc.data != nil {
-		if b, err := json.Marshal(oc.data.Provenance); err == nil && oc.data.Provenance != nil {
-			rec.Provenance = string(b)
-		}
+		rec.Provenance = provenanceJSON(oc.data.Provenance, spec.Files)
 	}
 	traceMu.Lock()
 	tr := append([]results.TracePoint(nil), trace...)
@@ -385,6 +488,10 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	}
 	if !m.Supports(methods.Task(task)) {
 		oc.err = fmt.Errorf("method %s does not support the %s task of dataset %s", spec.Method, task, spec.Dataset)
+		return oc
+	}
+	if err := checkFiles(spec); err != nil {
+		oc.err = err
 		return oc
 	}
 	model, err := methods.Build(spec.Method, spec.Params)
@@ -476,6 +583,30 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 	return ms, nil
 }
 
+// provenanceJSON is the dataset's provenance with the sha256 of every
+// file parameter of the run added as "InputFiles".
+func provenanceJSON(prov any, files map[string]string) string {
+	if prov == nil {
+		return ""
+	}
+	b, err := json.Marshal(prov)
+	if err != nil || len(files) == 0 {
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return string(b)
+	}
+	m["InputFiles"] = files
+	if b, err = json.Marshal(m); err != nil {
+		return ""
+	}
+	return string(b)
+}
+
 func sanitize(s string) string {
 	b := []byte(strings.ToLower(s))
 	for i, c := range b {
@@ -505,7 +636,7 @@ type datasetCache struct {
 const datasetCacheSize = 2
 
 func (c *datasetCache) get(ctx context.Context, spec *RunSpec, prepare PrepareFunc) (*Dataset, error) {
-	b, _ := json.Marshal([]any{spec.Dataset, spec.DatasetParams, spec.Protocol, spec.Scaling, spec.Split, spec.Seed})
+	b, _ := json.Marshal([]any{spec.Dataset, spec.DatasetParams, spec.Protocol, spec.Scaling, spec.Split, spec.Seed, spec.Task, spec.Files})
 	key := string(b)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -535,128 +666,6 @@ func (c *datasetCache) get(ctx context.Context, spec *RunSpec, prepare PrepareFu
 		c.keys = c.keys[1:]
 	}
 	return d, nil
-}
-
-// progress shows runs done/total, an ETA and the current iteration.
-type progress struct {
-	mu        sync.Mutex
-	w         io.Writer
-	tty       bool
-	total     int
-	skipped   int
-	finished  int
-	began     time.Time
-	current   map[string]string // run id → status text
-	lastDraw  time.Time
-	drawn     bool
-	runStarts map[string]time.Time
-}
-
-func newProgress(w io.Writer, tty bool, total, skipped int) *progress {
-	p := &progress{w: w, tty: tty, total: total, skipped: skipped, began: time.Now(),
-		current: map[string]string{}, runStarts: map[string]time.Time{}}
-	if skipped > 0 {
-		fmt.Fprintf(w, "%d runs already done in the database (resume); %d to run\n", skipped, total)
-	}
-	return p
-}
-
-func (p *progress) prefix() string {
-	s := fmt.Sprintf("[%d/%d]", p.finished, p.total)
-	if p.finished > 0 && p.finished < p.total {
-		per := time.Since(p.began) / time.Duration(p.finished)
-		s += " ETA " + (per * time.Duration(p.total-p.finished)).Round(time.Second).String()
-	}
-	return s
-}
-
-func (p *progress) start(spec *RunSpec) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.runStarts[spec.ID] = time.Now()
-	p.current[spec.ID] = spec.Label()
-	if p.tty {
-		p.draw(true)
-		return
-	}
-	fmt.Fprintf(p.w, "%s start %s %s\n", p.prefix(), spec.ID, spec.Label())
-}
-
-func (p *progress) iteration(spec *RunSpec, it methods.Progress) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	phase := ""
-	if it.Phase != "" {
-		phase = it.Phase + " "
-	}
-	p.current[spec.ID] = fmt.Sprintf("%s %s %sit %d obj %.6g", spec.Method, spec.Dataset, phase, it.Iteration, it.Objective)
-	if p.tty {
-		p.draw(false)
-		return
-	}
-	// Plain logs: at most one iteration line every 10 s across all runs in
-	// flight (start and finish lines are always written).
-	if time.Since(p.lastDraw) > 10*time.Second {
-		p.lastDraw = time.Now()
-		fmt.Fprintf(p.w, "%s %s %s\n", p.prefix(), spec.ID, p.current[spec.ID])
-	}
-}
-
-func (p *progress) finish(spec *RunSpec, rec results.Run, ms []results.Metric) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.finished++
-	delete(p.current, spec.ID)
-	took := time.Since(p.runStarts[spec.ID]).Round(time.Millisecond)
-	delete(p.runStarts, spec.ID)
-	var b strings.Builder
-	for _, m := range ms {
-		switch m.Name {
-		case "elbo", "rmse", "nlpd", "accuracy":
-			fmt.Fprintf(&b, " %s=%.5g", m.Name, m.Value)
-		}
-	}
-	msg := rec.Error
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
-	if msg != "" {
-		msg = ": " + msg
-	}
-	if p.tty {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-	fmt.Fprintf(p.w, "%s %s %s %s%s%s (%s)\n", p.prefix(), rec.Status, spec.ID, spec.Label(), b.String(), msg, took)
-	if p.tty {
-		p.draw(true)
-	}
-}
-
-// draw redraws the live status line at most ten times a second.
-func (p *progress) draw(force bool) {
-	if !force && time.Since(p.lastDraw) < 100*time.Millisecond {
-		return
-	}
-	p.lastDraw = time.Now()
-	ids := sortedKeys(p.current)
-	var parts []string
-	for _, id := range ids {
-		parts = append(parts, p.current[id])
-	}
-	line := p.prefix() + " " + strings.Join(parts, " | ")
-	if len(line) > 160 {
-		line = line[:157] + "..."
-	}
-	fmt.Fprint(p.w, "\r\033[K"+line)
-	p.drawn = true
-}
-
-func (p *progress) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.tty && p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }
 
 // IsTerminal reports whether f is a character device (an interactive terminal).

@@ -371,9 +371,10 @@ func BenchmarkRecordRun(b *testing.B) {
 	}
 	defer st.Close()
 	r := &Runner{Store: st, Prepare: fakePrepare, Force: true}
-	pr := newProgress(&bytes.Buffer{}, false, b.N, 0)
+	pr := newProgress(&bytes.Buffer{}, false, runs[:1], 0, nil)
+	w := results.NewWorker("bench", time.Minute)
 	for b.Loop() {
-		if _, _, err := r.one(context.Background(), runs[0], pr); err != nil {
+		if _, _, err := r.one(context.Background(), runs[0], pr, w, time.Now()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -38,6 +38,10 @@ type RunSpec struct {
 	Metrics       []string // metrics to keep; empty keeps all
 	// Artifacts are the arrays to store with the run (see StoreArtifacts).
 	Artifacts []string
+	// Files maps each parameter that names a file ("dataset.file",
+	// "dataset.test_file", "z_file") to the sha256 of its content when the
+	// grid was expanded: editing a file makes new runs.
+	Files map[string]string
 
 	// Not part of the identity:
 	TimeLimit time.Duration // 0 is no limit
@@ -87,6 +91,9 @@ func (s *RunSpec) seal() error {
 	if len(s.Artifacts) > 0 { // absent when empty, so older run ids are unchanged
 		m["artifacts"] = s.Artifacts
 	}
+	if len(s.Files) > 0 {
+		m["files"] = s.Files
+	}
 	b, err := json.Marshal(m) // encoding/json sorts map keys
 	if err != nil {
 		return fmt.Errorf("run spec is not JSON-encodable: %w", err)
@@ -134,6 +141,9 @@ func (s *RunSpec) FlatParams() [][2]string {
 	)
 	if s.Task != "" {
 		out = append(out, [2]string{"task", s.Task})
+	}
+	for _, k := range sortedKeys(s.Files) {
+		out = append(out, [2]string{"sha256." + k, s.Files[k]})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out

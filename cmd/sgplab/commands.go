@@ -31,8 +31,17 @@ func defaultDB(f *runner.File) string {
 	return filepath.Join("out", f.Name, "results.db")
 }
 
+// expandOptions validates datasets, protocols, splits and test sets
+// before anything runs.
+func expandOptions(profile, dataDir string) runner.ExpandOptions {
+	return runner.ExpandOptions{Profile: profile, ValidateDataset: datasets.Validate,
+		CheckRun: func(name string, params map[string]any, protocol, scaling string, splits []int) error {
+			return datasets.CheckRun(name, params, protocol, scaling, splits, dataDir)
+		}}
+}
+
 // loadGrids parses and expands grid files for a profile.
-func loadGrids(paths []string, profile string, stderr io.Writer) ([]*runner.File, []*runner.RunSpec, error) {
+func loadGrids(paths []string, profile, dataDir string, stderr io.Writer) ([]*runner.File, []*runner.RunSpec, error) {
 	var files []*runner.File
 	var all []*runner.RunSpec
 	for _, p := range paths {
@@ -40,7 +49,7 @@ func loadGrids(paths []string, profile string, stderr io.Writer) ([]*runner.File
 		if err != nil {
 			return nil, nil, err
 		}
-		runs, warnings, err := f.Expand(runner.ExpandOptions{Profile: profile, ValidateDataset: datasets.Validate})
+		runs, warnings, err := f.Expand(expandOptions(profile, dataDir))
 		for _, w := range warnings {
 			fmt.Fprintln(stderr, "warning:", w)
 		}
@@ -56,7 +65,7 @@ func loadGrids(paths []string, profile string, stderr io.Writer) ([]*runner.File
 func prepareFunc(dataDir string) runner.PrepareFunc {
 	return func(_ context.Context, s *runner.RunSpec) (*runner.Dataset, error) {
 		p, err := datasets.Prepare(datasets.Request{Name: s.Dataset, Params: s.DatasetParams, Split: s.Split,
-			Seed: s.Seed, Protocol: s.Protocol, Scaling: s.Scaling, DataDir: dataDir})
+			Seed: s.Seed, Protocol: s.Protocol, Scaling: s.Scaling, DataDir: dataDir, Task: s.Task, FileSHA256: datasetFiles(s)})
 		if err != nil {
 			return nil, err
 		}
@@ -76,6 +85,18 @@ func prepareFunc(dataDir string) runner.PrepareFunc {
 	}
 }
 
+// datasetFiles are the sha256 of the run's dataset file parameters, keyed
+// by parameter name, for the loader to check.
+func datasetFiles(s *runner.RunSpec) map[string]string {
+	out := map[string]string{}
+	for k, v := range s.Files {
+		if name, ok := strings.CutPrefix(k, "dataset."); ok {
+			out[name] = v
+		}
+	}
+	return out
+}
+
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", "GRID.toml...", `Expands the grid files and runs every run the database does not already
 hold as done (a re-run resumes). Failed runs are recorded with their error and
@@ -83,7 +104,16 @@ the sweep goes on. Ctrl-C (SIGINT) or SIGTERM records the runs in flight as
 interrupted and keeps every finished run (run the same command again to
 resume); a second signal kills at once.
 --jobs defaults to 1: methods already use both cores through BLAS and chunked
-goroutines, so parallel runs mostly contend; raise it for many small runs.`, stdout, stderr)
+goroutines, so parallel runs mostly contend; raise it for many small runs.
+Several sgplab run processes (on one machine or sharing a file system) may
+sweep the same grid into one database: each claims a run before running it,
+refreshes its claims every --heartbeat, and takes over runs whose worker
+stopped heartbeating (kill -9, lost node); each returns once every run is
+done or failed.
+
+Exit status: 0 every run of the grid (or shard) is done; 1 error (bad grid,
+database); 2 bad command line; 3 the sweep ended with runs failed (not done);
+130 / 143 interrupted by SIGINT / SIGTERM.`, stdout, stderr)
 	db := fs.String("db", "", "results database (default: the file's db key, else out/<name>/results.db)")
 	profile := fs.String("profile", envOr("PROFILE", runner.FullProfile), "profile: full or quick (a reduced profile is labelled in every output); default $PROFILE or full")
 	jobs := fs.Int("jobs", 1, "runs in flight at once")
@@ -94,6 +124,7 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	busy := fs.Duration("busy-timeout", results.DefaultBusyTimeout, "how long a write waits for another process's lock on the database before the sweep stops with an error")
+	heartbeat := fs.Duration("heartbeat", runner.DefaultHeartbeat, "how often this worker refreshes its claims on runs in flight; other workers take a claim over after 6 missed heartbeats")
 	paths, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -105,7 +136,7 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 	if *jobs < 1 {
 		return fmt.Errorf("--jobs must be ≥ 1, got %d", *jobs)
 	}
-	files, specs, err := loadGrids(paths, *profile, stderr)
+	files, specs, err := loadGrids(paths, *profile, *dataDir, stderr)
 	if err != nil {
 		return err
 	}
@@ -146,7 +177,11 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 		out = io.Discard
 	}
 	r := &runner.Runner{Store: store, Prepare: prepareFunc(*dataDir), Env: runner.DefaultEnv(ad.BLASBackend()),
-		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout)}
+		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout),
+		Heartbeat: *heartbeat, Size: func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) }}
+	if *heartbeat <= 0 {
+		return fmt.Errorf("--heartbeat must be > 0, got %s", *heartbeat)
+	}
 	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s))\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs)
 	sum, err := r.Run(ctx, specs)
 	release() // before the summary: a signal from now on has the default action
@@ -168,7 +203,32 @@ goroutines, so parallel runs mostly contend; raise it for many small runs.`, std
 	if errors.Is(err, runner.ErrInterrupted) {
 		return interrupted(ctx, err)
 	}
-	return lockHint(err)
+	if err != nil {
+		return lockHint(err)
+	}
+	// Exit 0 only when every run of the grid (shard) is done, whoever ran it.
+	st, err := store.Statuses(specIDs(specs))
+	if err != nil {
+		return err
+	}
+	notDone := 0
+	for _, s := range specs {
+		if st[s.ID] != results.StatusDone {
+			notDone++
+		}
+	}
+	if notDone > 0 {
+		return &exitError{code: exitRunsFailed, err: fmt.Errorf("%d of %d runs are not done (failed); exit status %d", notDone, len(specs), exitRunsFailed)}
+	}
+	return nil
+}
+
+func specIDs(specs []*runner.RunSpec) []string {
+	ids := make([]string, len(specs))
+	for i, s := range specs {
+		ids[i] = s.ID
+	}
+	return ids
 }
 
 // lockHint adds what to do to a "database is locked" error: the sweep
@@ -194,6 +254,21 @@ func envOr(k, def string) string {
 	return def
 }
 
+// openChecked opens a database read-only and runs SQLite's quick_check,
+// so that commands reading the whole database (status, export, report)
+// report a damaged page instead of silently giving partial results.
+func openChecked(path string) (*results.Store, error) {
+	store, err := results.OpenReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.QuickCheck(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
 // storedStatuses returns the stored status of each spec's run, read-only;
 // a database that does not exist yet holds none, so --dry-run and status
 // work before the first sweep without creating the file.
@@ -201,7 +276,7 @@ func storedStatuses(dbPath string, specs []*runner.RunSpec) (map[string]string, 
 	if _, err := os.Stat(dbPath); err != nil {
 		return map[string]string{}, nil
 	}
-	store, err := results.OpenReadOnly(dbPath)
+	store, err := openChecked(dbPath)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +321,7 @@ and profile (pending = not in the database). Without: what the database holds
 per grid, profile and status.`, stdout, stderr)
 	db := fs.String("db", "", "results database (default: the first file's database)")
 	profile := fs.String("profile", os.Getenv("PROFILE"), "profile the grids are expanded with: full or quick (default $PROFILE, else every profile the files define)")
+	requireDone := fs.Bool("require-done", false, "with grid files: exit 3 unless every run is done (for scripts, e.g. after merging shards)")
 	paths, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -255,7 +331,7 @@ per grid, profile and status.`, stdout, stderr)
 			fs.Usage()
 			return errUsage
 		}
-		store, err := results.OpenReadOnly(*db)
+		store, err := openChecked(*db)
 		if err != nil {
 			return err
 		}
@@ -278,13 +354,19 @@ per grid, profile and status.`, stdout, stderr)
 	}
 	var files []*runner.File
 	var specs []*runner.RunSpec
+	seen := map[string]bool{}
 	for _, p := range profiles {
-		fl, sp, err := loadGrids(paths, p, stderr)
+		fl, sp, err := loadGrids(paths, p, datasets.DataDir(), stderr)
 		if err != nil {
 			return err
 		}
 		files = fl
-		specs = append(specs, sp...)
+		for _, s := range sp { // a grid the profile leaves unchanged shares full's runs
+			if !seen[s.ID] {
+				seen[s.ID] = true
+				specs = append(specs, s)
+			}
+		}
 	}
 	path := *db
 	if path == "" {
@@ -338,6 +420,17 @@ per grid, profile and status.`, stdout, stderr)
 	}
 	if anyStale {
 		fmt.Fprintf(stdout, "stale runs are not part of the current config; reports ignore them, `sgplab results prune %s` deletes them\n", strings.Join(paths, " "))
+	}
+	if *requireDone {
+		notDone := 0
+		for _, s := range specs {
+			if status[s.ID] != results.StatusDone {
+				notDone++
+			}
+		}
+		if notDone > 0 {
+			return &exitError{code: exitRunsFailed, err: fmt.Errorf("%d of %d runs are not done", notDone, len(specs))}
+		}
 	}
 	return nil
 }
@@ -466,7 +559,7 @@ deletes them). Without a database yet, it says what is missing.`, stdout, stderr
 		if err != nil {
 			return err
 		}
-	} else if store, err = results.OpenReadOnly(path); err != nil {
+	} else if store, err = openChecked(path); err != nil {
 		return err
 	}
 	defer store.Close()
@@ -510,7 +603,7 @@ func expectedRuns(f *runner.File, profiles []string, stderr io.Writer) (*figures
 	}
 	seen := map[string]bool{}
 	for _, p := range profiles {
-		specs, warnings, err := f.Expand(runner.ExpandOptions{Profile: p, ValidateDataset: datasets.Validate})
+		specs, warnings, err := f.Expand(expandOptions(p, datasets.DataDir()))
 		for _, w := range warnings {
 			if !seen[w] {
 				seen[w] = true
@@ -652,8 +745,10 @@ func cmdMethods(args []string, stdout, stderr io.Writer) error {
 }
 
 func cmdData(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("data", "list | fetch NAME...", `list: every dataset, whether it is present in the data directory and where it comes from.
-fetch: download a dataset from its canonical source, verifying checksums.`, stdout, stderr)
+	fs := newFlags("data", "list | fetch NAME... | example-csv [DIR]", `list: every dataset, whether it is present in the data directory and where it comes from.
+fetch: download a dataset from its canonical source, verifying checksums.
+example-csv: write DIR/example.csv (default out/example-csv), a generated CSV
+that experiments/csv.toml sweeps (dataset "csv": your own file in a grid).`, stdout, stderr)
 	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -679,12 +774,28 @@ fetch: download a dataset from its canonical source, verifying checksums.`, stdo
 			fmt.Fprintf(stdout, "fetched %s into %s\n", n, *dataDir)
 		}
 		return nil
+	case "example-csv":
+		dir := filepath.Join("out", "example-csv")
+		if len(pos) > 2 {
+			return usageErr(fs, "example-csv takes at most one directory")
+		}
+		if len(pos) == 2 {
+			dir = pos[1]
+		}
+		path, err := datasets.WriteExampleCSV(dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s (600 rows: x1, x2, is_test, y); experiments/csv.toml runs on it\n", path)
+		return nil
 	}
-	return usageErr(fs, "unknown subcommand %q; want list or fetch", pos[0])
+	return usageErr(fs, "unknown subcommand %q; want list, fetch or example-csv", pos[0])
 }
 
 func cmdResults(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: every run with its metrics, one row per run × metric.
+	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: one row per run: run_id, grid, method, dataset, split, seed, profile,
+status, error, then a column per parameter (p.NAME) and per metric (m.NAME);
+--grid, --method, --status, --profile filter; --long gives one row per run × metric.
 merge: combine shard databases into one, keyed by run id (merging again adds nothing).
 prune: delete the runs of the config's grids that the current config no longer
 expands to (left by an older version of it; reports already ignore them), with
@@ -693,7 +804,11 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 	db := fs.String("db", "", "database to export or prune (prune default: the config's database)")
 	format := fs.String("format", "csv", "export format: csv, json or table")
 	out := fs.String("o", "", "merged database to create or extend")
-	profile := fs.String("profile", "", "prune: only runs of this profile, kept when this profile expands to them")
+	profile := fs.String("profile", "", "export: only runs of this profile; prune: only runs of this profile, kept when this profile expands to them")
+	grid := fs.String("grid", "", "export: only runs of this grid (as stored: EXPERIMENT/GRID, see sgplab status --db)")
+	method := fs.String("method", "", "export: only runs of this method")
+	status := fs.String("status", "", "export: only runs with this status: done, failed, interrupted or running")
+	long := fs.Bool("long", false, "export: one row per run × metric instead of one row per run")
 	dry := fs.Bool("dry-run", false, "prune: list what would be deleted, delete nothing")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -708,12 +823,21 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 		if *db == "" {
 			return usageErr(fs, "export needs --db, the database to export")
 		}
-		store, err := results.OpenReadOnly(*db)
+		if len(pos) != 1 {
+			return usageErr(fs, "export takes no arguments besides flags, got %s", strings.Join(pos[1:], " "))
+		}
+		store, err := openChecked(*db)
 		if err != nil {
 			return err
 		}
 		defer store.Close()
-		return store.Export(stdout, *format)
+		if *long {
+			if *grid != "" || *method != "" || *status != "" || *profile != "" {
+				return usageErr(fs, "--long exports every run; the filters --grid, --method, --status and --profile apply to the wide export")
+			}
+			return store.Export(stdout, *format)
+		}
+		return store.ExportWide(stdout, *format, results.ExportFilter{Grid: *grid, Method: *method, Status: *status, Profile: *profile})
 	case "merge":
 		if len(pos) < 2 {
 			return usageErr(fs, "merge needs the databases to merge")

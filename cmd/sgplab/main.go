@@ -43,9 +43,17 @@ func init() {
 // errUsage marks an error already explained by a usage message.
 var errUsage = errors.New("usage")
 
-// exitInterrupted is the conventional status after SIGINT (128 + 2); a
-// sweep stopped by another signal exits with 128 + its number.
-const exitInterrupted = 130
+// Exit statuses of sgplab (documented in the README and `sgplab run --help`):
+//
+//	0    success; for run: every run of the grid (or shard) is done
+//	1    an error: bad grid file, database error, ...
+//	2    bad command line
+//	3    run: the sweep finished but some runs failed (or are not done)
+//	130  run: interrupted by SIGINT (128 + 2); 143 by SIGTERM (128 + 15)
+const (
+	exitRunsFailed  = 3
+	exitInterrupted = 130
+)
 
 func main() {
 	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
@@ -70,6 +78,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 				return 0
 			case errors.Is(err, errUsage):
 				return 2
+			case errors.As(err, new(*exitError)) && !errors.Is(err, errInterrupted):
+				var e *exitError
+				errors.As(err, &e)
+				fmt.Fprintln(stderr, "sgplab "+c.name+":", err)
+				return e.code
 			case errors.Is(err, errInterrupted):
 				fmt.Fprintln(stderr, "sgplab:", err)
 				var e *exitError
@@ -161,7 +174,8 @@ var examples = map[string]string{
   sgplab methods sgpr svgp                              # just these`,
 	"data": `  sgplab data list                                      # what is present in $SGPLAB_DATA
   SGPLAB_DATA=../shared/datasets sgplab data list
-  sgplab data fetch boston                              # download (network needed) and verify checksums`,
+  sgplab data fetch boston                              # download (network needed) and verify checksums
+  sgplab data example-csv                               # out/example-csv/example.csv for experiments/csv.toml`,
 	"results": `  sgplab results export --db out/demo/results.db --format csv > results.csv
   sgplab results merge out/shards/vof-*.db -o out/vof/results.db
   sgplab results prune --dry-run paper_configs/vof.toml     # list runs the current config no longer expands to

@@ -30,7 +30,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"results", "merge", filepath.Join(dir, "a.db")}, 2, "merge needs -o OUT.db"},
 		{[]string{"results", "export"}, 2, "export needs --db"},
 		{[]string{"results", "frobnicate"}, 2, "unknown subcommand \"frobnicate\"; want export, merge or prune"},
-		{[]string{"data", "frobnicate"}, 2, "unknown subcommand \"frobnicate\"; want list or fetch"},
+		{[]string{"data", "frobnicate"}, 2, "unknown subcommand \"frobnicate\"; want list, fetch or example-csv"},
 		{[]string{"data", "fetch"}, 2, "fetch needs dataset names"},
 		{[]string{"query", "SELECT 1"}, 2, "--db is required"},
 		{[]string{"query", "--db", "x.db", "SELECT", "1"}, 2, "want exactly one SQL statement"},

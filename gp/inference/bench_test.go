@@ -177,7 +177,7 @@ func BenchmarkSGPRGram(b *testing.B) {
 				for b.Loop() {
 					t := ad.NewTape()
 					a := t.Var(kuf)
-					g, av := gramVec(a, y)
+					g, av := gramVec(a, y, nil)
 					t.Backward(ad.Dot(ad.HCat(g, av), t.Const(w)))
 				}
 				b.ReportMetric(3*float64(n)*float64(m)*float64(m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

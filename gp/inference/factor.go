@@ -27,6 +27,12 @@ type Options struct {
 	// MaxTries is passed to ad.CholeskyJitter, which escalates the jitter
 	// when the factorisation fails; 0 means DefaultMaxTries.
 	MaxTries int
+	// GramFirst makes the collapsed SGPR bound form Kuf Kfu first and
+	// whiten it afterwards (L⁻¹ Kuf Kfu L⁻ᵀ), saving one triangular solve
+	// of Kuf (N·M² flops) per evaluation, instead of whitening Kuf first.
+	// It amplifies rounding by about cond(Kuu) instead of √cond(Kuu): use
+	// it only when Kuu is well conditioned.
+	GramFirst bool
 }
 
 func (o Options) validate() error {

@@ -20,9 +20,32 @@ func TestGramVecGradient(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", sh[0], sh[1]), func(t *testing.T) {
 			v := randMat(rng, sh[1], 1, 1).RawMatrix().Data
 			err := ad.CheckGradient(func(_ *ad.Tape, xs []*ad.Node) *ad.Node {
-				g, av := gramVec(xs[0], v)
+				g, av := gramVec(xs[0], v, nil)
 				return ad.HCat(g, av)
 			}, []*mat.Dense{randMat(rng, sh[0], sh[1], 1)}, 1e-6, 1e-7)
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestWhitenedGramVecGradient checks the A-first node [A Aᵀ | A v] with
+// A = L⁻¹a against finite differences in a and in L.
+func TestWhitenedGramVecGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(74, 1))
+	for _, sh := range [][2]int{{1, 1}, {3, 8}, {6, 5}} {
+		t.Run(fmt.Sprintf("%dx%d", sh[0], sh[1]), func(t *testing.T) {
+			m := sh[0]
+			l := randMat(rng, m, m, 0.3)
+			for i := 0; i < m; i++ {
+				l.Set(i, i, 1+rng.Float64())
+			}
+			v := randMat(rng, sh[1], 1, 1).RawMatrix().Data
+			err := ad.CheckGradient(func(_ *ad.Tape, xs []*ad.Node) *ad.Node {
+				g, av := gramVec(xs[0], v, ad.Tril(xs[1]))
+				return ad.HCat(g, av)
+			}, []*mat.Dense{randMat(rng, m, sh[1], 1), l}, 1e-6, 1e-7)
 			if err != nil {
 				t.Error(err)
 			}

@@ -21,9 +21,11 @@ import (
 //
 //	−(N/2) log 2πσ² − ½ log|B| − yᵀy/(2σ²) + ½‖c‖² − tr(Kff)/(2σ²) + ½ tr(AAᵀ),
 //
-// with c = LB⁻¹ A y / σ. AAᵀ is formed as L⁻¹(Kuf Kfu)L⁻ᵀ/σ², so the only
-// O(NM²) work is one M×N by N×M product (and its adjoint), split over the
-// cores (see linalg.GramVec). Memory is O(NM) in general; for inducing
+// with c = LB⁻¹ A y / σ. L⁻¹Kuf is formed first and then AAᵀ (see
+// whitenedGram: forming Kuf Kfu first and whitening it loses digits on
+// ill-conditioned Kuu; Options.GramFirst selects that faster order), so the
+// O(NM²) work is one triangular solve and one M×N by N×M product forward
+// and one product backward, split over the cores (see linalg.GramVec). Memory is O(NM) in general; for inducing
 // points with a large N·M, Kuf is formed in chunks of the data in both
 // passes and memory is O(M² + chunk·M) (see gramVecChunked).
 func SGPR(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.Node, opt Options) (*ad.Node, Info, error) {
@@ -91,10 +93,16 @@ func sgpr(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.
 		return nil, err
 	}
 	m := fac.size()
-	// Kuf Kfu (the O(NM²) step) and Kuf y.
+	// AAᵀ and A y for A = L⁻¹Kuf (the O(NM²) step), whitening Kuf first
+	// (see whitenedGram); for a diagonal or G-first factor, Kuf Kfu and
+	// Kuf y, whitened afterwards.
+	var l *ad.Node
+	if df, ok := fac.(*denseFactor); ok && !opt.GramFirst {
+		l = df.l
+	}
 	var kk, kufy *ad.Node
 	if n*m > sgprChunkedAbove && kufChunkable(f) {
-		kk, kufy, err = gramVecChunked(k, f, x, y, m, max(1, sgprChunkEntries/m))
+		kk, kufy, err = gramVecChunked(k, f, x, y, m, max(1, sgprChunkEntries/m), l)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +114,7 @@ func sgpr(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.
 		if err := checkFinite("Kuf", kuf.Value()); err != nil {
 			return nil, err
 		}
-		kk, kufy = gramVec(kuf, y)
+		kk, kufy = gramVec(kuf, y, l)
 	}
 	yy := 0.0
 	for _, v := range y {
@@ -114,14 +122,18 @@ func sgpr(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.
 	}
 	trKff := ad.Sum(k.Diag(x))
 
-	// AAᵀ = L⁻¹ Kuf Kfu L⁻ᵀ / σ², exactly symmetric.
-	var aat *ad.Node
-	if df, ok := fac.(*denseFactor); ok {
-		aat = congruence(df.l, kk)
-	} else {
+	// AAᵀ = L⁻¹ Kuf Kfu L⁻ᵀ / σ², exactly symmetric; A y = L⁻¹ Kuf y.
+	var aat, ay *ad.Node
+	switch df, ok := fac.(*denseFactor); {
+	case l != nil:
+		aat, ay = kk, kufy
+	case ok:
+		aat, ay = congruence(df.l, kk), fac.solveL(kufy)
+	default:
 		half := fac.solveL(kk)
 		aat = fac.solveL(ad.T(half))
 		aat = ad.Scale(0.5, ad.Add(aat, ad.T(aat)))
+		ay = fac.solveL(kufy)
 	}
 	aat = ad.DivScalar(aat, noise)
 	bmat := ad.AddDiag(aat, t.Scalar(1))
@@ -129,7 +141,7 @@ func sgpr(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.
 	if err != nil {
 		return nil, fmt.Errorf("inference: B = I + AAᵀ (%d×%d) not positive definite: %w", m, m, err)
 	}
-	c := ad.DivScalar(ad.SolveLower(lb, fac.solveL(kufy)), noise)
+	c := ad.DivScalar(ad.SolveLower(lb, ay), noise)
 
 	invNoise := ad.Pow(noise, -1)
 	bound := add(

@@ -8,7 +8,6 @@ import (
 	"sgplab/gp/ad"
 	"sgplab/gp/features"
 	"sgplab/gp/kernels"
-	"sgplab/gp/linalg"
 )
 
 // The collapsed bound only needs Kuf through Kuf Kfu (M×M) and Kuf y (M×1).
@@ -46,8 +45,10 @@ func kufChunkable(f features.Bound) bool {
 
 // gramVecChunked records Kuf Kfu and Kuf y (as gramVec) for Kuf =
 // f.Kuf(k, X) formed over row chunks of X of the given size, holding one
-// chunk at a time in both passes.
-func gramVecChunked(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, m, chunk int) (g, av *ad.Node, err error) {
+// chunk at a time in both passes. When l (a lower-triangular factor of
+// Kuu on the tape) is not nil it records A Aᵀ and A y for A = L⁻¹Kuf
+// instead (see whitenedGram).
+func gramVecChunked(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, m, chunk int, l *ad.Node) (g, av *ad.Node, err error) {
 	t := x.Tape()
 	n, d := x.Dims()
 	rows := func(r0, r1 int) *ad.Node {
@@ -56,9 +57,7 @@ func gramVecChunked(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, 
 		}
 		return t.Const(x.Value().Slice(r0, r1, 0, d).(*mat.Dense))
 	}
-	both := mat.NewDense(m, m+1, nil)
-	gsum := both.Slice(0, m, 0, m).(*mat.Dense)
-	vsum := make([]float64, m)
+	wg := newWhitenedGram(l, m, min(chunk, n))
 	var ext []*ad.Node
 	seen := map[*ad.Node]bool{}
 	for r0 := 0; r0 < n; r0 += chunk {
@@ -73,11 +72,7 @@ func gramVecChunked(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, 
 			t.Truncate(mark)
 			return nil, nil, err
 		}
-		gc, vc := linalg.GramVec(kc.Value(), y[r0:r1])
-		gsum.Add(gsum, gc)
-		for i, v := range vc {
-			vsum[i] += v
-		}
+		wg.add(kc.Value(), y[r0:r1])
 		for _, e := range t.Truncate(mark) {
 			if !seen[e] {
 				seen[e] = true
@@ -85,24 +80,31 @@ func gramVecChunked(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, 
 			}
 		}
 	}
-	both.SetCol(m, vsum)
+	both := wg.finish()
+	inputs := ext
+	if l != nil && l.NeedsGrad() {
+		inputs = append(inputs, l)
+	}
 	var node *ad.Node
-	if len(ext) == 0 {
+	if len(inputs) == 0 {
 		node = t.Const(both)
 	} else {
 		node = ad.Custom(both, func(gbar *mat.Dense) []*mat.Dense {
-			gg := gbar.Slice(0, m, 0, m).(*mat.Dense)
-			u := mat.Col(nil, m, gbar)
+			adj := wg.adjoint(gbar)
 			for r0 := 0; r0 < n; r0 += chunk {
 				r1 := min(r0+chunk, n)
 				mark := t.Len()
 				kc := f.Kuf(k, rows(r0, r1))
-				t.BackwardSegment(mark, kc, linalg.GramAdjoint(gg, kc.Value(), u, y[r0:r1]))
+				t.BackwardSegment(mark, kc, adj.kuf(kc.Value(), y[r0:r1]))
 				t.Truncate(mark)
 			}
 			// The gradients reached ext inside the segments.
-			return make([]*mat.Dense, len(ext))
-		}, ext...)
+			grads := make([]*mat.Dense, len(inputs))
+			if len(inputs) > len(ext) {
+				grads[len(ext)] = adj.lbar
+			}
+			return grads
+		}, inputs...)
 	}
 	return ad.Slice(node, 0, m, 0, m), ad.Slice(node, 0, m, m, m+1), nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -42,17 +43,23 @@ var (
 	statsChunkFloats  = 1 << 22
 	statsChunkRows    = StatsChunk
 	statsChunkMinRows = 64
+	// statsMaxGroups is the number of groups of chunks that get their own
+	// partial sums (several per core on small machines, for load balance);
+	// statsPartialFloats bounds the partials' memory.
+	statsMaxGroups     = 8
+	statsPartialFloats = 1 << 23
 )
 
 // ComputeStats computes the statistics of m features over (x, y) in O(NM²)
 // time and O(M² + M·chunk) memory per worker: the rows are split into
 // chunks, Φ is built per chunk, and ΦΦᵀ is accumulated with a symmetric
-// rank-k update (dsyrk). Chunks are spread over all cores.
+// rank-k update (dsyrk). Chunks are spread over all cores; the result is
+// bitwise the same on any number of cores.
 func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, error) {
 	if x == nil {
 		return nil, errors.New("inference: stats: X is nil")
 	}
-	n, d := x.Dims()
+	n, _ := x.Dims()
 	if n == 0 {
 		return nil, errEmpty
 	}
@@ -69,51 +76,36 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 	}
 	chunk := max(statsChunkMinRows, min(statsChunkRows, statsChunkFloats/m))
 	nChunks := (n + chunk - 1) / chunk
-	workers := min(runtime.GOMAXPROCS(0), nChunks)
+	// The chunks are split into fixed groups, each accumulated into its own
+	// partial in chunk order, and the partials are added in group order: the
+	// same sums on any number of cores. Goroutines take whole groups.
+	groups := min(nChunks, statsMaxGroups, max(1, statsPartialFloats/(m*m)))
 
 	type partial struct {
 		p   []float64 // upper triangle of ΦΦᵀ, row-major M×M
 		r   []float64
 		err error
 	}
-	parts := make([]partial, workers)
-	next := make(chan int, nChunks)
-	for c := 0; c < nChunks; c++ {
-		next <- c
-	}
-	close(next)
+	parts := make([]partial, groups)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for range min(runtime.GOMAXPROCS(0), groups) {
 		wg.Add(1)
-		go func(part *partial) {
+		go func() {
 			defer wg.Done()
-			part.p = make([]float64, m*m)
-			part.r = make([]float64, m)
-			for c := range next {
-				if part.err != nil {
-					continue // drain
+			for {
+				g := int(next.Add(1)) - 1
+				if g >= groups {
+					return
 				}
-				lo := c * chunk
-				hi := min(lo+chunk, n)
-				f, err := phi(x.Slice(lo, hi, 0, d).(*mat.Dense))
-				if err != nil {
-					part.err = fmt.Errorf("inference: stats: features of rows %d–%d: %w", lo, hi, err)
-					continue
+				part := &parts[g]
+				part.p = make([]float64, m*m)
+				part.r = make([]float64, m)
+				for c := g * nChunks / groups; c < (g+1)*nChunks/groups && part.err == nil; c++ {
+					part.err = accumulateStats(x, y, m, c*chunk, min((c+1)*chunk, n), phi, part.p, part.r)
 				}
-				if r, c := f.Dims(); r != m || c != hi-lo {
-					part.err = fmt.Errorf("inference: stats: feature map returned %d×%d for %d rows, want %d×%d", r, c, hi-lo, m, hi-lo)
-					continue
-				}
-				if err := checkFinite("Φ", f); err != nil {
-					part.err = fmt.Errorf("inference: stats: rows %d–%d: %w", lo, hi, err)
-					continue
-				}
-				fr := f.RawMatrix()
-				blas64.Syrk(blas.NoTrans, 1, fr, 1, blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: part.p})
-				blas64.Gemv(blas.NoTrans, 1, fr, blas64.Vector{N: hi - lo, Inc: 1, Data: y[lo:hi]}, 1,
-					blas64.Vector{N: m, Inc: 1, Data: part.r})
 			}
-		}(&parts[w])
+		}()
 	}
 	wg.Wait()
 	for _, p := range parts {
@@ -135,6 +127,27 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 		s.YY += v * v
 	}
 	return s, nil
+}
+
+// accumulateStats adds ΦΦᵀ (upper triangle) to p and Φy to r for the rows
+// [lo, hi) of x.
+func accumulateStats(x *mat.Dense, y []float64, m, lo, hi int, phi FeatureMap, p, r []float64) error {
+	_, d := x.Dims()
+	f, err := phi(x.Slice(lo, hi, 0, d).(*mat.Dense))
+	if err != nil {
+		return fmt.Errorf("inference: stats: features of rows %d–%d: %w", lo, hi, err)
+	}
+	if fr, fc := f.Dims(); fr != m || fc != hi-lo {
+		return fmt.Errorf("inference: stats: feature map returned %d×%d for %d rows, want %d×%d", fr, fc, hi-lo, m, hi-lo)
+	}
+	if err := checkFinite("Φ", f); err != nil {
+		return fmt.Errorf("inference: stats: rows %d–%d: %w", lo, hi, err)
+	}
+	fr := f.RawMatrix()
+	blas64.Syrk(blas.NoTrans, 1, fr, 1, blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: p})
+	blas64.Gemv(blas.NoTrans, 1, fr, blas64.Vector{N: hi - lo, Inc: 1, Data: y[lo:hi]}, 1,
+		blas64.Vector{N: m, Inc: 1, Data: r})
+	return nil
 }
 
 // Validate checks that the statistics are consistent and finite.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -98,6 +99,40 @@ func TestComputeStatsMatchesDirect(t *testing.T) {
 				t.Errorf("N = %d, yᵀy = %v; want %d, %v", s.N, s.YY, tc.n, yy)
 			}
 		})
+	}
+}
+
+// TestComputeStatsSameBitsOnAnyCoreCount checks that the statistics are
+// bitwise the same under GOMAXPROCS 1, 2 and 3 when the rows span many
+// chunks (more than there are groups, so groups hold several chunks).
+func TestComputeStatsSameBitsOnAnyCoreCount(t *testing.T) {
+	defer func(f, r, m int) { statsChunkFloats, statsChunkRows, statsChunkMinRows = f, r, m }(statsChunkFloats, statsChunkRows, statsChunkMinRows)
+	statsChunkRows, statsChunkMinRows = 37, 1
+	p, omega := newCosProblem(5, 2000, 2, 15, 0.1)
+	f := fixedFeature{cos: cosFeature{omega: omega}}
+	stats := func() *Stats {
+		s, err := ComputeStats(p.x, p.y, f.M(), func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(1)
+	want := stats()
+	for _, procs := range []int{2, 3} {
+		runtime.GOMAXPROCS(procs)
+		got := stats()
+		for i := range want.R {
+			if math.Float64bits(got.R[i]) != math.Float64bits(want.R[i]) {
+				t.Fatalf("GOMAXPROCS=%d: R[%d] = %v, %v on one core", procs, i, got.R[i], want.R[i])
+			}
+			for j := range want.R {
+				if math.Float64bits(got.P.At(i, j)) != math.Float64bits(want.P.At(i, j)) {
+					t.Fatalf("GOMAXPROCS=%d: P[%d,%d] = %v, %v on one core", procs, i, j, got.P.At(i, j), want.P.At(i, j))
+				}
+			}
+		}
 	}
 }
 

@@ -54,40 +54,10 @@ func (q Variational) check(m int) error {
 // factorisation happens; otherwise L is the Cholesky factor of Kuu (or √ of
 // a diagonal Kuu).
 func SVGP(k kernels.Bound, f features.Bound, x *ad.Node, ve VarExp, q Variational, numData int, opt Options) (*ad.Node, Info, error) {
-	if err := opt.validate(); err != nil {
-		return nil, Info{}, err
+	if q.Sqrt == nil {
+		return nil, Info{}, fmt.Errorf("inference: q(u) needs a mean and a square root")
 	}
-	b, _ := x.Dims()
-	if b == 0 {
-		return nil, Info{}, errEmpty
-	}
-	if numData == 0 {
-		numData = b
-	}
-	if numData < b {
-		return nil, Info{}, fmt.Errorf("inference: minibatch of %d points from a training set of %d", b, numData)
-	}
-	fac, err := sqrtKuu(k, f, q.Whiten, opt)
-	if err != nil {
-		return nil, Info{}, err
-	}
-	if err := q.check(fac.size()); err != nil {
-		return nil, Info{}, err
-	}
-	mu, v, err := svgpMarginals(k, f, fac, x, q)
-	if err != nil {
-		return nil, Info{}, err
-	}
-	kl, err := klU(fac, q)
-	if err != nil {
-		return nil, Info{}, err
-	}
-	e := ve(mu, v)
-	if r, c := e.Dims(); r != b || c != 1 {
-		return nil, Info{}, fmt.Errorf("inference: variational expectations are %d×%d, want %d×1", r, c, b)
-	}
-	data := ad.Scale(float64(numData)/float64(b), ad.Sum(e))
-	return ad.Sub(data, kl), Info{Jitter: fac.jitter()}, nil
+	return BlockELBO(k, []Block{{Feature: f, Q: q}}, x, ve, numData, opt) // the one-block case
 }
 
 // SVGPMarginals returns the latent means and variances of q(f) at the rows
@@ -119,21 +89,10 @@ func SVGPMarginals(k kernels.Bound, f features.Bound, x *ad.Node, q Variational,
 // triangular factor.
 func svgpMarginals(k kernels.Bound, f features.Bound, fac sqrtFactor, x *ad.Node, q Variational) (mu, v *ad.Node, err error) {
 	kuf := f.Kuf(k, x)
-	a := fac.solveL(kuf)
-	if err := checkWhitened(a, kuf); err != nil {
+	mu, a, qa, err := blockProject(kuf, fac, q)
+	if err != nil {
 		return nil, nil, err
 	}
-	proj := a
-	if !q.Whiten {
-		full, err := fullFactor(fac)
-		if err != nil {
-			return nil, nil, err
-		}
-		proj = full.solveLT(a) // Kuu⁻¹ Kuf
-	}
-	lq := ad.Tril(q.Sqrt)
-	mu = ad.MatMulTA(proj, q.Mu)
-	qa := ad.MatMulTA(lq, proj)
 	v = ad.Add(ad.Sub(k.Diag(x), ad.T(ad.ColSums(ad.Square(a)))), ad.T(ad.ColSums(ad.Square(qa))))
 	return mu, v, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -495,5 +496,79 @@ func TestLargeParallelMatchesSmall(t *testing.T) {
 				t.Errorf("%s: row %d differs", name, i)
 			}
 		}
+	}
+}
+
+// TestSameBitsOnAnyCoreCount checks that every kernel's matrix and the
+// gradients of Σ W∘K(x, z) with respect to the hyperparameters, x and z
+// are bitwise the same under GOMAXPROCS 1, 2 and 3, at a size whose fill
+// is split into several row chunks.
+func TestSameBitsOnAnyCoreCount(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range kernelCases() {
+		t.Run(fmt.Sprintf("%s/%dd", c.name, c.dim), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(31, uint64(c.dim)))
+			x, z, w := randMat(rng, 5*chunkRows+17, c.dim, 1), randMat(rng, 70, c.dim, 1), randMat(rng, 5*chunkRows+17, 70, 1)
+			k := mustNew(t, c.name, c.dim, c.opts)
+			s := declared(t, k)
+			eval := func() []float64 {
+				tp := ad.NewTape()
+				bound := s.Bind(tp)
+				b := k.Bind(bound, "kern.")
+				xn, zn := tp.Var(mat.DenseCopyOf(x)), tp.Var(mat.DenseCopyOf(z))
+				kn := b.K(xn, zn)
+				tp.Backward(weighted(kn, w))
+				return append(flatten(kn.Value(), xn.Grad(), zn.Grad()), bound.Gradient()...)
+			}
+			runtime.GOMAXPROCS(1)
+			want := eval()
+			for _, p := range []int{2, 3} {
+				runtime.GOMAXPROCS(p)
+				got := eval()
+				if len(got) != len(want) {
+					t.Fatalf("GOMAXPROCS=%d: %d values, %d on one core", p, len(got), len(want))
+				}
+				for i := range got {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("GOMAXPROCS=%d: value %d is %v, %v on one core", p, i, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestStationaryGradientsChunked checks the gradients of the stationary
+// kernels against central differences at a size whose fill and backward
+// pass are split into several row chunks, on both ways of forming r² (the
+// direct sum for D ≤ directDims and the centred expansion above).
+func TestStationaryGradientsChunked(t *testing.T) {
+	for ci, c := range []struct {
+		name string
+		dim  int
+	}{{"se", 5}, {"matern12", 2}, {"matern32", 5}, {"matern52", 4}, {"matern52", 1}} {
+		t.Run(fmt.Sprintf("%s-%dd", c.name, c.dim), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(ci), 17))
+			ls := make([]float64, c.dim)
+			for d := range ls {
+				ls[d] = 0.8 + 0.3*float64(d)
+			}
+			k := mustNew(t, c.name, c.dim, Options{Variance: 1.3, Lengthscales: ls, ARD: true})
+			s := declared(t, k)
+			n := 2*chunkRows + 9
+			if n*70 < 1<<14 {
+				t.Fatal("too small for parallelRows to split")
+			}
+			x, z, w := randMat(rng, n, c.dim, 1), randMat(rng, 70, c.dim, 1), randMat(rng, n, 70, 1)
+			z.SetRow(2, x.RawRowView(200)) // r = 0 in a later chunk
+			tp := ad.NewTape()
+			bs := s.Bind(tp)
+			xn, zn := tp.Var(mat.DenseCopyOf(x)), tp.Var(mat.DenseCopyOf(z))
+			tp.Backward(weighted(k.Bind(bs, "kern.").K(xn, zn), w))
+			got := append(append(bs.Gradient(), flatten(xn.Grad())...), flatten(zn.Grad())...)
+			v0 := append(append(s.Vector(), flatten(x)...), flatten(z)...)
+			want := fd.Gradient(nil, objective(k, s, x, z, w, false, false), v0, &fd.Settings{Formula: fd.Central, Step: 1e-6})
+			compareGrad(t, c.name, got, want, 2e-6)
+		})
 	}
 }

@@ -20,33 +20,6 @@ const (
 	matern52 profile = "matern52"
 )
 
-// eval returns f and df/d(r²) at r². The Matérn-½ derivative is infinite at
-// r = 0 but always multiplies x − z there, so 0 is returned (the symmetric
-// subgradient, which is also what central differences give).
-func (p profile) eval(r2 float64) (f, d float64) {
-	switch p {
-	case se:
-		f = math.Exp(-r2 / 2)
-		return f, -f / 2
-	case matern12:
-		r := math.Sqrt(r2)
-		f = math.Exp(-r)
-		if r == 0 {
-			return f, 0
-		}
-		return f, -f / (2 * r)
-	case matern32:
-		r := math.Sqrt(3 * r2)
-		e := math.Exp(-r)
-		return (1 + r) * e, -1.5 * e
-	case matern52:
-		r := math.Sqrt(5 * r2)
-		e := math.Exp(-r)
-		return (1 + r + r*r/3) * e, -5.0 / 6 * (1 + r) * e
-	}
-	panic("kernels: unknown profile " + string(p))
-}
-
 // nu is the Matérn order (0 for SE).
 func (p profile) nu() float64 {
 	switch p {
@@ -117,58 +90,145 @@ func (b *stationaryBound) Diag(x *ad.Node) *ad.Node {
 	return scaledColumn(b.variance, ones)
 }
 
-// scaledDist holds x/ℓ, z/ℓ and their squared row norms.
+// scaledDist holds the scaled inputs x/ℓ and z/ℓ, both centred on the mean
+// of z (which leaves every distance unchanged and keeps the norms small),
+// their squared row norms, and the raw inputs for exact differences.
 type scaledDist struct {
-	xs, zs *mat.Dense
-	nx, nz []float64
+	x, z   *mat.Dense // raw inputs
+	inv    []float64  // 1/ℓ_d
+	xs, zs *mat.Dense // (x − c)/ℓ, (z − c)/ℓ
+	nx, nz []float64  // squared row norms of xs, zs
 }
 
+// directDims is the input dimension up to which r² is summed directly
+// from the differences x_d − z_d: below it the D-term sum costs no more
+// than the matrix product and is accurate to a few ulps of r² at any r.
+const directDims = 3
+
+// expandRecompute: an r² from the expansion ‖x‖² + ‖z‖² − 2xᵀz below this
+// fraction of ‖x‖² + ‖z‖² is recomputed directly. The expansion's absolute
+// error is a few ulps of ‖x‖² + ‖z‖², so every r² kept has a relative
+// error below about 8·D ulps; the Matérn kernels take √r², which would
+// amplify a larger relative error at small r.
+const expandRecompute = 1.0 / 8
+
 func newScaledDist(x, z *mat.Dense, inv []float64) *scaledDist {
-	s := &scaledDist{xs: scaleCols(x, inv), zs: scaleCols(z, inv)}
-	s.nx, s.nz = rowSqNorms(s.xs), rowSqNorms(s.zs)
+	s := &scaledDist{x: x, z: z, inv: inv}
+	if len(inv) > directDims {
+		c := colMeans(z)
+		s.xs, s.zs = centredScaled(x, c, inv), centredScaled(z, c, inv)
+		s.nx, s.nz = rowSqNorms(s.xs), rowSqNorms(s.zs)
+	}
 	return s
 }
 
-// fill computes r² for rows [r0, r1) of the N×M matrix out. Entries whose
-// r² is at rounding level relative to the norms are recomputed directly, so
-// x = z gives exactly 0.
-func (s *scaledDist) fill(out *mat.Dense, r0, r1 int) {
-	m := len(s.nz)
-	blk := out.Slice(r0, r1, 0, m).(*mat.Dense)
+// direct returns r² between row i of x and row j of z from the raw
+// differences (exact for close points, by Sterbenz's lemma).
+func (s *scaledDist) direct(i, j int) float64 {
+	xi, zj := s.x.RawRowView(i), s.z.RawRowView(j)
+	r2 := 0.0
+	for d, v := range xi {
+		t := (v - zj[d]) * s.inv[d]
+		r2 += t * t
+	}
+	return r2
+}
+
+// fill computes r² between rows [r0, r1) of x and every row of z into
+// blk ((r1−r0)×M).
+func (s *scaledDist) fill(blk *mat.Dense, r0, r1 int) {
+	if s.xs == nil {
+		for i := r0; i < r1; i++ {
+			row := blk.RawRowView(i - r0)
+			for j := range row {
+				row[j] = s.direct(i, j)
+			}
+		}
+		return
+	}
 	blk.Mul(s.xs.Slice(r0, r1, 0, s.xs.RawMatrix().Cols), s.zs.T())
 	for i := r0; i < r1; i++ {
 		row := blk.RawRowView(i - r0)
 		nxi := s.nx[i]
 		for j, dot := range row {
 			r2 := nxi + s.nz[j] - 2*dot
-			if r2 < 1e-8*(nxi+s.nz[j]) {
-				r2 = 0
-				xi, zj := s.xs.RawRowView(i), s.zs.RawRowView(j)
-				for d, v := range xi {
-					t := v - zj[d]
-					r2 += t * t
-				}
+			if r2 < expandRecompute*(nxi+s.nz[j]) {
+				r2 = s.direct(i, j)
 			}
 			row[j] = r2
 		}
 	}
 }
 
-// apply overwrites r² in row with σ² f(r²) and, when drow is not nil,
-// stores σ² df/d(r²) in drow.
-func (p profile) apply(row, drow []float64, sv float64) {
-	if drow == nil && p == se {
+// scaled returns the scaled inputs for the gradients (centred ones when
+// the expansion formed them: the gradient formulas are invariant to the
+// common shift).
+func (s *scaledDist) scaled() (xs, zs *mat.Dense) {
+	if s.xs == nil {
+		return scaleCols(s.x, s.inv), scaleCols(s.z, s.inv)
+	}
+	return s.xs, s.zs
+}
+
+// value overwrites r² in row with σ² f(r²).
+func (p profile) value(row []float64, sv float64) {
+	switch p {
+	case se:
 		for j, r2 := range row {
 			row[j] = sv * math.Exp(-r2/2)
 		}
-		return
-	}
-	for j, r2 := range row {
-		f, d := p.eval(r2)
-		row[j] = sv * f
-		if drow != nil {
-			drow[j] = sv * d
+	case matern12:
+		for j, r2 := range row {
+			row[j] = sv * math.Exp(-math.Sqrt(r2))
 		}
+	case matern32:
+		for j, r2 := range row {
+			r := math.Sqrt(3 * r2)
+			row[j] = sv * (1 + r) * math.Exp(-r)
+		}
+	case matern52:
+		for j, r2 := range row {
+			r := math.Sqrt(5 * r2)
+			row[j] = sv * (1 + r + r*r/3) * math.Exp(-r)
+		}
+	default:
+		panic("kernels: unknown profile " + string(p))
+	}
+}
+
+// scaleGrad overwrites g with g ∘ dK/d(r²) for the kernel values k = σ² f
+// and (except for SE, whose derivative is −k/2) r², without another
+// exponential: with ρ = √(c r²) for the Matérn order's c,
+//
+//	½:  −k/(2r)          (0 at r = 0: the symmetric subgradient, which also
+//	                      multiplies x − z = 0 there)
+//	3/2: −(3/2) k/(1+ρ)
+//	5/2: −(5/6) k (1+ρ)/(1+ρ+ρ²/3).
+func (p profile) scaleGrad(g, k, r2 []float64) {
+	switch p {
+	case se:
+		for j, kv := range k {
+			g[j] *= -kv / 2
+		}
+	case matern12:
+		for j, kv := range k {
+			if r2[j] == 0 {
+				g[j] = 0
+				continue
+			}
+			g[j] *= -kv / (2 * math.Sqrt(r2[j]))
+		}
+	case matern32:
+		for j, kv := range k {
+			g[j] *= -1.5 * kv / (1 + math.Sqrt(3*r2[j]))
+		}
+	case matern52:
+		for j, kv := range k {
+			r := math.Sqrt(5 * r2[j])
+			g[j] *= -5.0 / 6 * kv * (1 + r) / (1 + r + r*r/3)
+		}
+	default:
+		panic("kernels: unknown profile " + string(p))
 	}
 }
 
@@ -182,21 +242,13 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 	}
 	sv := b.variance.Scalar()
 	sd := newScaledDist(x.Value(), z.Value(), inv)
-	n, m := len(sd.nx), len(sd.nz)
+	n, _ := x.Dims()
+	m, _ := z.Dims()
 	out := mat.NewDense(n, m, nil)
-	needGrad := x.NeedsGrad() || z.NeedsGrad() || b.ls.NeedsGrad()
-	var dk *mat.Dense // dK/d(r²)
-	if needGrad {
-		dk = mat.NewDense(n, m, nil)
-	}
 	parallelRows(n, m, func(r0, r1 int) {
-		sd.fill(out, r0, r1)
+		sd.fill(out.Slice(r0, r1, 0, m).(*mat.Dense), r0, r1)
 		for i := r0; i < r1; i++ {
-			var drow []float64
-			if dk != nil {
-				drow = dk.RawRowView(i)
-			}
-			k.prof.apply(out.RawRowView(i), drow, sv)
+			k.prof.value(out.RawRowView(i), sv)
 		}
 	})
 	return ad.Custom(out, func(g *mat.Dense) []*mat.Dense {
@@ -204,24 +256,34 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 		if b.variance.NeedsGrad() {
 			grads[0] = mat.NewDense(1, 1, []float64{dotAll(g, out) / sv})
 		}
-		if !needGrad {
+		if !(x.NeedsGrad() || z.NeedsGrad() || b.ls.NeedsGrad()) {
 			return grads
 		}
+		// a = G ∘ dK/d(r²), the derivative rebuilt from K (and r²).
 		a := mat.NewDense(n, m, nil)
 		parallelRows(n, m, func(r0, r1 int) {
+			var r2 *mat.Dense
+			if k.prof != se {
+				r2 = mat.NewDense(r1-r0, m, nil)
+				sd.fill(r2, r0, r1)
+			}
 			for i := r0; i < r1; i++ {
-				ai, gi, di := a.RawRowView(i), g.RawRowView(i), dk.RawRowView(i)
-				for j := range ai {
-					ai[j] = gi[j] * di[j]
+				ai := a.RawRowView(i)
+				copy(ai, g.RawRowView(i))
+				var ri []float64
+				if r2 != nil {
+					ri = r2.RawRowView(i - r0)
 				}
+				k.prof.scaleGrad(ai, out.RawRowView(i), ri)
 			}
 		})
+		xs, zs := sd.scaled()
 		var gxs, gzs *mat.Dense
 		if x.NeedsGrad() || b.ls.NeedsGrad() {
-			gxs = pairwiseGrad(a, rowSums(a), sd.xs, sd.zs)
+			gxs = pairwiseGrad(a, rowSums(a), xs, zs)
 		}
 		if z.NeedsGrad() || b.ls.NeedsGrad() {
-			gzs = pairwiseGrad(a.T(), colSums(a), sd.zs, sd.xs)
+			gzs = pairwiseGrad(a.T(), colSums(a), zs, xs)
 		}
 		if x.NeedsGrad() {
 			grads[2] = scaleCols(gxs, inv)
@@ -230,9 +292,10 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 			grads[3] = scaleCols(gzs, inv)
 		}
 		if b.ls.NeedsGrad() {
-			// xs = x/ℓ, so d xs_nd/dℓ_d = −xs_nd/ℓ_d.
+			// xs = (x − c)/ℓ, so d xs_nd/dℓ_d = −xs_nd/ℓ_d (the shift c
+			// drops out: the gradients of x and z sum to zero).
 			gl := make([]float64, k.dim)
-			for _, p := range [][2]*mat.Dense{{gxs, sd.xs}, {gzs, sd.zs}} {
+			for _, p := range [][2]*mat.Dense{{gxs, xs}, {gzs, zs}} {
 				r, _ := p[0].Dims()
 				for i := 0; i < r; i++ {
 					gi, si := p[0].RawRowView(i), p[1].RawRowView(i)

@@ -3,6 +3,7 @@ package kernels
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -14,26 +15,32 @@ import (
 // elementwise pass.
 const chunkRows = 128
 
-// parallelRows calls fn on consecutive row ranges covering [0, n), on up to
-// GOMAXPROCS goroutines when the work (n·cols) is large enough to pay.
+// parallelRows calls fn on the consecutive row ranges of chunkRows rows
+// covering [0, n), on up to GOMAXPROCS goroutines when the work (n·cols)
+// is large enough to pay. The ranges are the same on any number of cores
+// (even on one), so every matrix product inside fn is the same call and
+// gives the same bits whichever goroutine runs it.
 func parallelRows(n, cols int, fn func(r0, r1 int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || n*cols < 1<<14 || n <= chunkRows {
+	if n*cols < 1<<14 || n <= chunkRows {
 		fn(0, n)
 		return
 	}
-	var next int
-	var mu sync.Mutex
+	chunks := (n + chunkRows - 1) / chunkRows
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	if workers < 2 {
+		for r0 := 0; r0 < n; r0 += chunkRows {
+			fn(r0, min(r0+chunkRows, n))
+		}
+		return
+	}
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				mu.Lock()
-				r0 := next
-				next += chunkRows
-				mu.Unlock()
+				r0 := int(next.Add(chunkRows)) - chunkRows
 				if r0 >= n {
 					return
 				}
@@ -98,6 +105,31 @@ func scaleCols(x *mat.Dense, s []float64) *mat.Dense {
 		for j := range o {
 			o[j] = xi[j] * s[j]
 		}
+	}
+	return out
+}
+
+// centredScaled returns (x − c) with column d multiplied by s[d].
+func centredScaled(x *mat.Dense, c, s []float64) *mat.Dense {
+	r, nc := x.Dims()
+	out := mat.NewDense(r, nc, nil)
+	od := out.RawMatrix().Data
+	for i := 0; i < r; i++ {
+		xi := x.RawRowView(i)
+		o := od[i*nc : (i+1)*nc]
+		for j := range o {
+			o[j] = (xi[j] - c[j]) * s[j]
+		}
+	}
+	return out
+}
+
+// colMeans returns the mean of each column (zeros for no rows).
+func colMeans(x *mat.Dense) []float64 {
+	r, _ := x.Dims()
+	out := colSums(x)
+	for j := range out {
+		out[j] /= float64(max(r, 1))
 	}
 	return out
 }

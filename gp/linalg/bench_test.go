@@ -68,8 +68,8 @@ func BenchmarkGramAdjoint(b *testing.B) {
 // part of SGPR. "call" is one dgemm, which keeps gemmThreads() cores busy
 // (one with OpenBLAS at OPENBLAS_NUM_THREADS=1, as sgplab runs it; all with
 // gonum); "split" hands column blocks of A to goroutines on the remaining
-// cores, each with its own dgemm into its own M×M partial, summed at the
-// end — the same plan as Gram, so the two rates compare like with like.
+// cores, each with its own dgemm into its block's M×M partial, summed at
+// the end — the same plan as Gram, so the two rates compare like with like.
 func BenchmarkDgemm(b *testing.B) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	const n = 10_000
@@ -88,15 +88,16 @@ func BenchmarkDgemm(b *testing.B) {
 			report(b)
 		})
 		b.Run(fmt.Sprintf("M=%d/N=%d/split", m, n), func(b *testing.B) {
-			workers, width := colBlocks(m, n, gemmThreads(), minSumCols)
-			partial := make([]blas64.General, workers)
-			for w := range partial {
-				partial[w] = blas64.General{Rows: m, Cols: m, Stride: m, Data: make([]float64, m*m)}
+			groups := splitCols(m, n, minSumCols)
+			partial := make([]blas64.General, groups)
+			for g := range partial {
+				partial[g] = blas64.General{Rows: m, Cols: m, Stride: m, Data: make([]float64, m*m)}
 			}
 			for b.Loop() {
-				forBlocks(n, workers, width, func(w, lo, hi int) {
+				forBlocks(groups, gemmThreads(), func(g int) {
+					lo, hi := blockBounds(g, groups, n)
 					blk := colView(ar, lo, hi)
-					blas64.Gemm(blas.NoTrans, blas.Trans, 1, blk, blk, 1, partial[w])
+					blas64.Gemm(blas.NoTrans, blas.Trans, 1, blk, blk, 1, partial[g])
 				})
 				for _, p := range partial[1:] {
 					for i, v := range p.Data {
@@ -104,7 +105,7 @@ func BenchmarkDgemm(b *testing.B) {
 					}
 				}
 			}
-			b.ReportMetric(float64(workers), "goroutines")
+			b.ReportMetric(float64(groups), "blocks")
 			report(b)
 		})
 	}

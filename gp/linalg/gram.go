@@ -18,6 +18,12 @@ import (
 // OpenBLAS runs with OPENBLAS_NUM_THREADS=1 in sgplab (its own worker
 // threads spin against our goroutines), so without the split a single large
 // product would leave every other core idle.
+//
+// The split depends only on the shape of the problem, never on the number
+// of cores: the same BLAS calls on the same blocks run on any machine, and
+// partial sums are combined in block order, so every result is bitwise the
+// same under any GOMAXPROCS. The cores only decide how many goroutines
+// share out the fixed blocks.
 const (
 	// minSumCols is the narrowest block of a rank-k update (dsyrk), whose
 	// block width is its summed dimension k: below it the call runs below
@@ -26,55 +32,79 @@ const (
 	// minBlockCols is the narrowest block of a product or solve whose block
 	// width is only a free dimension (dgemm's n, dtrsm's right-hand sides).
 	minBlockCols = 64
-	// gramChunk bounds a block so that the goroutines can balance their
-	// load on a shared (busy) machine by taking several blocks each.
+	// gramChunk bounds one BLAS call's block, so that a goroutine slowed by
+	// other processes holds up the others by at most one such call.
 	gramChunk = 4096
+	// maxBlocks is the number of blocks a split aims at: several per core
+	// on two to four cores, so that the goroutines balance their load on a
+	// shared (busy) machine by taking more or fewer blocks.
+	maxBlocks = 8
+	// maxPartialFloats bounds the memory of the per-block partial sums of a
+	// reduction (maxBlocks × r² would be 64 MiB at r = 1000).
+	maxPartialFloats = 1 << 23
 	// minSplitFlops is the work (rows²·cols) below which goroutines cost
 	// more than they save.
 	minSplitFlops = 1 << 21
 )
 
-// procs is the number of cores the split plans for; a variable so that the
-// tests can exercise the split with more goroutines than the machine has.
+// procs is the number of cores the goroutines are planned for; a variable
+// so that the tests can run more goroutines than the machine has. It never
+// changes the split, only how many goroutines share it.
 var procs = func() int { return runtime.GOMAXPROCS(0) }
 
-// colBlocks plans the split of c columns of a problem with r rows for a
-// BLAS routine that keeps threads cores busy, in blocks at least minWidth
-// wide: the number of goroutines and the block width they take blocks of.
-func colBlocks(r, c, threads, minWidth int) (workers, width int) {
-	workers = min(procs()/max(threads, 1), c/minWidth)
-	if workers < 2 || float64(r)*float64(r)*float64(c) < minSplitFlops {
-		return 1, c
+// splitCols returns the number of blocks c columns of a problem with r rows
+// are split into, blocks at least minWidth wide (except when c is smaller)
+// and at most gramChunk wide. It depends only on the shape.
+func splitCols(r, c, minWidth int) int {
+	if c == 0 || float64(r)*float64(r)*float64(c) < minSplitFlops {
+		return 1
 	}
-	width = min(max((c+4*workers-1)/(4*workers), minWidth), gramChunk)
-	return workers, width
+	n := max(1, min(maxBlocks, c/minWidth))
+	return max(n, (c+gramChunk-1)/gramChunk)
 }
 
-// forBlocks runs f(w, lo, hi) over the column blocks [lo, hi) of width
-// width covering [0, c) on workers goroutines, w being the goroutine's
-// index. Blocks are taken from a shared counter, so a goroutine slowed by
-// other processes takes fewer of them.
-func forBlocks(c, workers, width int, f func(w, lo, hi int)) {
-	if workers == 1 {
-		f(0, 0, c)
+// blockBounds returns block b of c columns split into n nearly equal blocks.
+func blockBounds(b, n, c int) (lo, hi int) {
+	return b * c / n, (b + 1) * c / n
+}
+
+// forBlocks calls f(b) once for each b in [0, n), on as many goroutines as
+// the cores that a BLAS call keeping threads cores busy leaves idle. Blocks
+// are taken from a shared counter, so a goroutine slowed by other processes
+// takes fewer of them; which goroutine runs a block must not (and, for
+// every caller, does not) change what the block computes.
+func forBlocks(n, threads int, f func(b int)) {
+	workers := min(n, procs()/max(threads, 1))
+	if workers < 2 {
+		for b := range n {
+			f(b)
+		}
 		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := range workers {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				lo := int(next.Add(int64(width))) - width
-				if lo >= c {
+				b := int(next.Add(1)) - 1
+				if b >= n {
 					return
 				}
-				f(w, lo, min(lo+width, c))
+				f(b)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// forColBlocks calls f(lo, hi) on the fixed column blocks of an r×c problem
+// (see splitCols) on every idle core. Blocks must be independent (no
+// shared sums).
+func forColBlocks(r, c, minWidth, threads int, f func(lo, hi int)) {
+	n := splitCols(r, c, minWidth)
+	forBlocks(n, threads, func(b int) { f(blockBounds(b, n, c)) })
 }
 
 // colView is columns [lo, hi) of the row-major raw matrix, without copying.
@@ -83,9 +113,9 @@ func colView(raw blas64.General, lo, hi int) blas64.General {
 }
 
 // Gram returns A Aᵀ (exactly symmetric) for an r×c matrix A by rank-k
-// updates (dsyrk, half the work of dgemm). Column blocks of A are
-// accumulated on every core into one r×r partial per goroutine, then
-// summed. (dgemm tiles over the upper block triangle were measured slower
+// updates (dsyrk, half the work of dgemm). Fixed groups of columns of A are
+// accumulated on every core into one r×r partial per group, then summed in
+// group order. (dgemm tiles over the upper block triangle were measured slower
 // than this on the pure-Go backend.)
 func Gram(a *mat.Dense) *mat.Dense {
 	g, _ := gramVec(a, nil)
@@ -103,8 +133,7 @@ func GramVec(a *mat.Dense, v []float64) (*mat.Dense, []float64) {
 }
 
 func gramVec(a *mat.Dense, v []float64) (*mat.Dense, []float64) {
-	ar := a.RawMatrix()
-	r, c := ar.Rows, ar.Cols
+	r, _ := a.Dims()
 	var av []float64
 	if v != nil {
 		av = make([]float64, r)
@@ -113,44 +142,89 @@ func gramVec(a *mat.Dense, v []float64) (*mat.Dense, []float64) {
 		return &mat.Dense{}, av
 	}
 	out := mat.NewDense(r, r, nil)
-	if c == 0 {
-		return out, av
+	AddGramVec(out, av, a, v)
+	MirrorUpper(out)
+	return out, av
+}
+
+// AddGramVec adds A Aᵀ to the upper triangle of the r×r g (its strict
+// lower triangle is not touched) and, when v is not nil, A v to av, for an
+// r×c A and a length-c v: GramVec accumulated in place, for callers that
+// sum the products of many blocks of columns without allocating. The sum
+// is split into fixed groups of columns, each accumulated into its own
+// partial, added in group order: the same bits on any number of cores.
+func AddGramVec(g *mat.Dense, av []float64, a *mat.Dense, v []float64) {
+	ar := a.RawMatrix()
+	r, c := ar.Rows, ar.Cols
+	if gr, gc := g.Dims(); gr != r || gc != r {
+		panic(fmt.Sprintf("linalg.AddGramVec: G is %d×%d, A is %d×%d", gr, gc, r, c))
 	}
-	raw := out.RawMatrix()
-	sym := func(d []float64) blas64.Symmetric {
-		return blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: d}
+	if v != nil && (len(v) != c || len(av) != r) {
+		panic(fmt.Sprintf("linalg.AddGramVec: v (%d) and A v (%d) do not match A (%d×%d)", len(v), len(av), r, c))
 	}
-	workers, width := colBlocks(r, c, syrkThreads(), minSumCols)
-	partial := make([][]float64, workers)
-	pvec := make([][]float64, workers)
-	partial[0], pvec[0] = raw.Data, av
-	for w := 1; w < workers; w++ {
-		partial[w] = make([]float64, r*r)
-		if v != nil {
-			pvec[w] = make([]float64, r)
-		}
+	if r == 0 || c == 0 {
+		return
 	}
-	forBlocks(c, workers, width, func(w, lo, hi int) {
-		blk := colView(ar, lo, hi)
-		blas64.Syrk(blas.NoTrans, 1, blk, 1, sym(partial[w]))
-		if v != nil {
-			blas64.Gemv(blas.NoTrans, 1, blk, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, 1, blas64.Vector{N: r, Inc: 1, Data: pvec[w]})
+	gr := g.RawMatrix()
+	groups := min(splitCols(r, c, minSumCols), max(1, maxPartialFloats/(r*r)))
+	// Group 0 accumulates straight into g; the others into partials.
+	partial := make([]blas64.Symmetric, groups)
+	pvec := make([][]float64, groups)
+	partial[0] = blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: gr.Stride, Data: gr.Data}
+	pvec[0] = av
+	var bufs []*[]float64
+	for k := 1; k < groups; k++ {
+		b := getBuf(r*r + r)
+		bufs = append(bufs, b)
+		partial[k] = blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: (*b)[:r*r]}
+		pvec[k] = (*b)[r*r:]
+	}
+	forBlocks(groups, syrkThreads(), func(k int) {
+		glo, ghi := blockBounds(k, groups, c)
+		for lo := glo; lo < ghi; lo += gramChunk {
+			hi := min(lo+gramChunk, ghi)
+			blk := colView(ar, lo, hi)
+			blas64.Syrk(blas.NoTrans, 1, blk, 1, partial[k])
+			if v != nil {
+				blas64.Gemv(blas.NoTrans, 1, blk, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, 1, blas64.Vector{N: r, Inc: 1, Data: pvec[k]})
+			}
 		}
 	})
-	for w, p := range partial[1:] {
+	for k := 1; k < groups; k++ {
+		p := partial[k].Data
 		for i := 0; i < r; i++ {
-			row, src := raw.Data[i*r+i:(i+1)*r], p[i*r+i:(i+1)*r]
+			row, src := gr.Data[i*gr.Stride+i:i*gr.Stride+r], p[i*r+i:(i+1)*r]
 			for j, x := range src {
 				row[j] += x
 			}
 		}
-		for i, x := range pvec[w+1] {
-			av[i] += x
+		if v != nil {
+			for i, x := range pvec[k] {
+				av[i] += x
+			}
 		}
 	}
-	mirrorUpper(raw)
-	return out, av
+	for _, b := range bufs {
+		putBuf(b)
+	}
 }
+
+// bufPool recycles the partial sums of AddGramVec, so that a bound summed
+// over many chunks, step after step, does not grow the heap.
+var bufPool sync.Pool
+
+// getBuf returns a zeroed buffer of n floats.
+func getBuf(n int) *[]float64 {
+	if b, ok := bufPool.Get().(*[]float64); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		clear(*b)
+		return b
+	}
+	b := make([]float64, n)
+	return &b
+}
+
+func putBuf(b *[]float64) { bufPool.Put(b) }
 
 // GramAdjoint returns (Ḡ + Ḡᵀ) A + u vᵀ for an r×r Ḡ, an r×c A, and
 // optional u (length r) and v (length c): the gradient with respect to A of
@@ -176,8 +250,7 @@ func GramAdjoint(gbar, a *mat.Dense, u, v []float64) *mat.Dense {
 	sr := s.RawMatrix()
 	out := mat.NewDense(r, c, nil)
 	or := out.RawMatrix()
-	workers, width := colBlocks(r, c, gemmThreads(), minBlockCols)
-	forBlocks(c, workers, width, func(_, lo, hi int) {
+	forColBlocks(r, c, minBlockCols, gemmThreads(), func(lo, hi int) {
 		blk := colView(or, lo, hi)
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, sr, colView(ar, lo, hi), 0, blk)
 		if u != nil {
@@ -187,9 +260,10 @@ func GramAdjoint(gbar, a *mat.Dense, u, v []float64) *mat.Dense {
 	return out
 }
 
-// mirrorUpper copies the upper triangle of the square raw into its lower
+// MirrorUpper copies the upper triangle of the square a into its lower
 // triangle.
-func mirrorUpper(raw blas64.General) {
+func MirrorUpper(a *mat.Dense) {
+	raw := a.RawMatrix()
 	for i := 0; i < raw.Rows; i++ {
 		for j := 0; j < i; j++ {
 			raw.Data[i*raw.Stride+j] = raw.Data[j*raw.Stride+i]

@@ -11,7 +11,7 @@ import (
 // Congruence returns C = L⁻¹ G L⁻ᵀ (exactly symmetric) for a symmetric G
 // and lower-triangular L (only its lower triangle is read), and the
 // intermediate H = L⁻¹ G that CongruenceAdjoint needs. Both triangular
-// solves are split into column blocks over the cores (see colBlocks).
+// solves are split into column blocks over the cores (see splitCols).
 func Congruence(l, g *mat.Dense) (c, h *mat.Dense) {
 	n, nc := l.Dims()
 	if gr, gc := g.Dims(); nc != n || gr != n || gc != n {
@@ -53,8 +53,7 @@ func CongruenceAdjoint(l, h, cbar *mat.Dense) (gbar, lbar *mat.Dense) {
 	lbar = mat.NewDense(n, n, nil)
 	if n > 0 {
 		wr, hr, lr := w.RawMatrix(), h.RawMatrix(), lbar.RawMatrix()
-		workers, width := colBlocks(n, n, gemmThreads(), minBlockCols)
-		forBlocks(n, workers, width, func(_, lo, hi int) {
+		forColBlocks(n, n, minBlockCols, gemmThreads(), func(lo, hi int) {
 			// Columns [lo, hi) of W Hᵀ are W times rows [lo, hi) of H, transposed.
 			rows := blas64.General{Rows: hi - lo, Cols: n, Stride: hr.Stride, Data: hr.Data[lo*hr.Stride:]}
 			blas64.Gemm(blas.NoTrans, blas.Trans, -1, wr, rows, 0, colView(lr, lo, hi))
@@ -75,8 +74,7 @@ func solveSplit(t blas.Transpose, tri blas64.Triangular, x *mat.Dense) {
 	if raw.Rows == 0 || raw.Cols == 0 {
 		return
 	}
-	workers, width := colBlocks(raw.Rows, raw.Cols, trsmThreads(), minBlockCols)
-	forBlocks(raw.Cols, workers, width, func(_, lo, hi int) {
+	forColBlocks(raw.Rows, raw.Cols, minBlockCols, trsmThreads(), func(lo, hi int) {
 		blas64.Trsm(blas.Left, t, 1, tri, colView(raw, lo, hi))
 	})
 }

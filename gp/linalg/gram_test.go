@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -193,4 +194,64 @@ func TestSolveSplit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSameBitsOnAnyCoreCount checks that every split product, solve and
+// reduction gives bitwise the same result under GOMAXPROCS 1, 2, 3 and 8,
+// at shapes large enough to be split into several blocks (checked), so
+// that the partial sums of Gram really are formed on different goroutines.
+func TestSameBitsOnAnyCoreCount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	const r, c = 160, 5000
+	if splitCols(r, c, minSumCols) < 2 || splitCols(r, r, minBlockCols) < 2 {
+		t.Fatalf("shapes %d×%d do not split; the test would prove nothing", r, c)
+	}
+	a := randDense(rng, r, c)
+	v := randDense(rng, c, 1).RawMatrix().Data
+	u := randDense(rng, r, 1).RawMatrix().Data
+	gbar := randDense(rng, r, r)
+	l := randDense(rng, r, r)
+	for i := 0; i < r; i++ {
+		for j := i + 1; j < r; j++ {
+			l.Set(i, j, 0)
+		}
+		l.Set(i, i, float64(r)+math.Abs(l.At(i, i)))
+	}
+	run := func() []*mat.Dense {
+		g, av := GramVec(a, v)
+		cg, h := Congruence(l, g)
+		gb, lb := CongruenceAdjoint(l, h, gbar)
+		return []*mat.Dense{
+			g, mat.NewDense(r, 1, av), Gram(a), GramAdjoint(gbar, a, u, v),
+			cg, h, gb, lb, SolveLower(l, a), SolveLowerT(l, a), MulLowerT(l, a), CholSolve(l, a),
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(1)
+	want := run()
+	for _, p := range []int{2, 3, 8} {
+		runtime.GOMAXPROCS(p)
+		for i, got := range run() {
+			if !bitwiseEqual(got, want[i]) {
+				t.Errorf("GOMAXPROCS=%d: result %d differs from GOMAXPROCS=1", p, i)
+			}
+		}
+	}
+}
+
+// bitwiseEqual reports whether a and b have the same shape and bits.
+func bitwiseEqual(a, b *mat.Dense) bool {
+	ar, ac := a.Dims()
+	br, bc := b.Dims()
+	if ar != br || ac != bc {
+		return false
+	}
+	for i := 0; i < ar; i++ {
+		for j := 0; j < ac; j++ {
+			if math.Float64bits(a.At(i, j)) != math.Float64bits(b.At(i, j)) {
+				return false
+			}
+		}
+	}
+	return true
 }

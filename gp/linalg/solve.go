@@ -27,12 +27,11 @@ func lowerOf(op string, l *mat.Dense, b mat.Matrix) blas64.Triangular {
 // when OpenBLAS already threads the call).
 func byColumns(x *mat.Dense, f func(b blas64.General)) {
 	raw := x.RawMatrix()
-	workers, width := colBlocks(raw.Rows, raw.Cols, trsmThreads(), minBlockCols)
-	if workers == 1 {
+	if raw.Cols == 0 {
 		f(raw)
 		return
 	}
-	forBlocks(raw.Cols, workers, width, func(_, lo, hi int) {
+	forColBlocks(raw.Rows, raw.Cols, minBlockCols, trsmThreads(), func(lo, hi int) {
 		f(blas64.General{Rows: raw.Rows, Cols: hi - lo, Stride: raw.Stride, Data: raw.Data[lo:]})
 	})
 }
@@ -66,4 +65,10 @@ func MulLowerT(l *mat.Dense, b mat.Matrix) *mat.Dense {
 	x := mat.DenseCopyOf(b)
 	byColumns(x, func(blk blas64.General) { blas64.Trmm(blas.Left, blas.Trans, 1, tri, blk) })
 	return x
+}
+
+// SolveLowerInPlace overwrites B with L⁻¹B for lower-triangular L (only its
+// lower triangle is read), column blocks of B on every core.
+func SolveLowerInPlace(l, b *mat.Dense) {
+	trsm(blas.NoTrans, lowerOf("SolveLowerInPlace", l, b), b)
 }

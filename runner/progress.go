@@ -1,0 +1,269 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"sgplab/methods"
+	"sgplab/results"
+)
+
+// Swept returns the flattened parameters (RunSpec.FlatParams names, plus
+// "split" and "seed") whose values differ between specs: what tells the
+// runs of a sweep apart. Method and dataset are always shown by labels.
+func Swept(specs []*RunSpec) []string {
+	vals := map[string]map[string]bool{}
+	n := map[string]int{}
+	add := func(k, v string) {
+		if vals[k] == nil {
+			vals[k] = map[string]bool{}
+		}
+		vals[k][v] = true
+		n[k]++
+	}
+	for _, s := range specs {
+		add("split", fmt.Sprint(s.Split))
+		add("seed", fmt.Sprint(s.Seed))
+		for _, p := range s.FlatParams() {
+			if !strings.HasPrefix(p[0], "sha256.") {
+				add(p[0], p[1])
+			}
+		}
+	}
+	var out []string
+	for _, k := range sortedKeys(vals) {
+		// A key some specs lack (another method's parameter) distinguishes
+		// only when it takes several values.
+		if len(vals[k]) > 1 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ShortLabel describes a run by its method, dataset and the given swept
+// parameters: "m-sweep sgpr gp-sample split=1 num_inducing=20".
+func (s *RunSpec) ShortLabel(swept []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s", s.Grid, s.Method, s.Dataset)
+	flat := map[string]string{"split": fmt.Sprint(s.Split), "seed": fmt.Sprint(s.Seed)}
+	for _, p := range s.FlatParams() {
+		flat[p[0]] = p[1]
+	}
+	for _, k := range swept {
+		if v, ok := flat[k]; ok {
+			fmt.Fprintf(&b, " %s=%s", k, v)
+		}
+	}
+	return b.String()
+}
+
+// Cost is a run's expected cost in arbitrary units, for the ETA: the
+// optimiser's iterations times the per-iteration cost of the method,
+// O(N M² + M³) for M inducing features and O(N³) for exact methods, with
+// N the training size given by size (≤ 0 when unknown: 1000 is assumed).
+func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
+	n := 0
+	if size != nil {
+		n = size(s)
+	}
+	if n <= 0 {
+		n = 1000
+	}
+	N := float64(n)
+	m := 0.0
+	for _, k := range positiveParams {
+		if v, ok := number(s.Params[k]); ok && v > 0 {
+			m = min(v, N)
+		}
+	}
+	per := N * N * N / 3 // exact GP: one Cholesky
+	if m > 0 {
+		per = N*m*m + m*m*m
+	}
+	return float64(s.Iterations+1) * per
+}
+
+// progress shows runs done/total, an ETA and the current iteration.
+type progress struct {
+	mu        sync.Mutex
+	w         io.Writer
+	tty       bool
+	total     int
+	skipped   int
+	finished  int
+	swept     []string
+	cost      map[string]float64 // expected cost of each run to do
+	costLeft  float64            // of the runs not finished yet
+	costDone  float64            // of the runs this worker finished
+	timeDone  time.Duration      // their wall time
+	current   map[string]string  // run id → status text
+	lastDraw  time.Time
+	drawn     bool
+	runStarts map[string]time.Time
+	waitMsg   string
+}
+
+func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(*RunSpec) int) *progress {
+	p := &progress{w: w, tty: tty, total: len(todo), skipped: skipped, swept: Swept(todo),
+		cost: map[string]float64{}, current: map[string]string{}, runStarts: map[string]time.Time{}}
+	for _, s := range todo {
+		c := Cost(s, size)
+		p.cost[s.ID] = c
+		p.costLeft += c
+	}
+	if skipped > 0 {
+		fmt.Fprintf(w, "%d runs already done in the database (resume); %d to run\n", skipped, len(todo))
+	}
+	return p
+}
+
+// prefix is "[done/total]" and, once a run finished, the ETA: the
+// remaining runs' expected cost at the time per unit of cost measured so far.
+func (p *progress) prefix() string {
+	s := fmt.Sprintf("[%d/%d]", p.finished, p.total)
+	if p.costDone > 0 && p.finished < p.total {
+		rate := float64(p.timeDone) / p.costDone
+		left := time.Duration(rate * p.costLeft)
+		for id, t0 := range p.runStarts { // in flight: subtract what they already ran
+			left -= min(time.Since(t0), time.Duration(rate*p.cost[id]))
+		}
+		s += " ETA " + max(left, 0).Round(time.Second).String()
+	}
+	return s
+}
+
+func (p *progress) label(spec *RunSpec) string { return spec.ShortLabel(p.swept) }
+
+func (p *progress) start(spec *RunSpec) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.runStarts[spec.ID] = time.Now()
+	p.current[spec.ID] = p.label(spec)
+	if p.tty {
+		p.draw(true)
+		return
+	}
+	fmt.Fprintf(p.w, "%s start %s %s\n", p.prefix(), spec.ID, p.label(spec))
+}
+
+func (p *progress) iteration(spec *RunSpec, it methods.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	phase := ""
+	if it.Phase != "" {
+		phase = it.Phase + " "
+	}
+	p.current[spec.ID] = fmt.Sprintf("%s %sit %d obj %.6g", p.label(spec), phase, it.Iteration, it.Objective)
+	if p.tty {
+		p.draw(false)
+		return
+	}
+	// Plain logs: at most one iteration line every 10 s across all runs in
+	// flight (start and finish lines are always written).
+	if time.Since(p.lastDraw) > 10*time.Second {
+		p.lastDraw = time.Now()
+		fmt.Fprintf(p.w, "%s %s %s\n", p.prefix(), spec.ID, p.current[spec.ID])
+	}
+}
+
+func (p *progress) finish(spec *RunSpec, rec results.Run, ms []results.Metric) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finished++
+	delete(p.current, spec.ID)
+	took := time.Since(p.runStarts[spec.ID])
+	delete(p.runStarts, spec.ID)
+	p.costLeft -= p.cost[spec.ID]
+	if rec.Status == results.StatusDone {
+		p.costDone += p.cost[spec.ID]
+		p.timeDone += took
+	}
+	var b strings.Builder
+	for _, m := range ms {
+		switch m.Name {
+		case "elbo", "rmse", "nlpd", "accuracy":
+			fmt.Fprintf(&b, " %s=%.5g", m.Name, m.Value)
+		}
+	}
+	msg := rec.Error
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if msg != "" {
+		msg = ": " + msg
+	}
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, "%s %s %s %s%s%s (%s)\n", p.prefix(), rec.Status, spec.ID, p.label(spec), b.String(), msg, took.Round(time.Millisecond))
+	if p.tty {
+		p.draw(true)
+	}
+}
+
+// byOther records a run another worker finished during this sweep.
+func (p *progress) byOther(spec *RunSpec, status string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finished++
+	p.costLeft -= p.cost[spec.ID]
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, "%s %s by another worker %s %s\n", p.prefix(), status, spec.ID, p.label(spec))
+}
+
+// waiting says, once per change, that runs are held by other workers.
+func (p *progress) waiting(held []*RunSpec) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ids := make([]string, len(held))
+	for i, s := range held {
+		ids[i] = s.ID
+	}
+	slices.Sort(ids)
+	msg := fmt.Sprintf("waiting for %d run(s) held by other workers on this database: %s", len(held), strings.Join(ids[:min(len(ids), 4)], " "))
+	if len(ids) > 4 {
+		msg += " …"
+	}
+	if msg == p.waitMsg {
+		return
+	}
+	p.waitMsg = msg
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, "%s %s\n", p.prefix(), msg)
+}
+
+// draw redraws the live status line at most ten times a second.
+func (p *progress) draw(force bool) {
+	if !force && time.Since(p.lastDraw) < 100*time.Millisecond {
+		return
+	}
+	p.lastDraw = time.Now()
+	ids := sortedKeys(p.current)
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, p.current[id])
+	}
+	line := p.prefix() + " " + strings.Join(parts, " | ")
+	if r := []rune(line); len(r) > 160 {
+		line = string(r[:157]) + "..."
+	}
+	fmt.Fprint(p.w, "\r\033[K"+line)
+	p.drawn = true
+}
+
+func (p *progress) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
