@@ -206,20 +206,8 @@ func (m *vishModel) collapsedFromStats(_ *ad.Tape, b *param.Bound) (*ad.Node, er
 // svgpSetup declares q(u) at the prior (m = 0, S = I over v when whitened,
 // S = Kuu = Λ⁻¹ over u otherwise) and returns the minibatch ELBO.
 func (m *vishModel) svgpSetup(train gp.Data, opt FitOptions, st optim.Settings) (func(*ad.Tape, *param.Bound) (*ad.Node, error), error) {
-	mm := m.feat.M()
-	sq := identity(mm)
-	if !m.p.Bool("whiten") {
-		kb, b, _ := m.bind0()
-		kd := m.feat.Bind(b, "").(features.DiagonalKuu).KuuDiag(kb)
-		for i := 0; i < mm; i++ {
-			sq.Set(i, i, math.Sqrt(kd.Value().At(i, 0)))
-		}
-	}
-	if err := m.set.Add(QMuName, mat.NewDense(mm, 1, nil), param.Identity{}); err != nil {
-		return nil, err
-	}
-	if err := m.set.Add(QSqrtName, sq, param.Identity{}); err != nil {
-		return nil, err
+	if err := (Group{}).DeclareQ(m.set, m.kern, m.feat, m.p.Bool("whiten"), 0); err != nil {
+		return nil, fmt.Errorf("vish: %w", err)
 	}
 	n := train.N()
 	batch := opt.BatchSize
@@ -286,19 +274,9 @@ func (m *vishModel) condition() error {
 }
 
 func (m *vishModel) fullELBO(data gp.Data) (float64, error) {
-	mean, varf, err := m.post.Predict(data.X, m.binder())
-	if err != nil {
-		return 0, err
-	}
-	n := data.N()
-	t := ad.NewTape()
-	kb, fb, b := m.bind(t)
-	expect := ad.Sum(m.lik.VarExp(b, likelihoodPfx, t.Const(mat.NewDense(n, 1, mean)), t.Const(mat.NewDense(n, 1, varf)), columnOf(data.Y)))
-	kl, err := inference.KL(kb, fb, m.q(b), inference.Options{})
-	if err != nil {
-		return 0, err
-	}
-	return expect.Scalar() - kl.Scalar(), nil
+	return posteriorELBO(m.post, m.binder(), m.set, m.lik, data, func(b *param.Bound) (*ad.Node, error) {
+		return inference.KL(m.kern.Bind(b, vishKernelPfx), m.feat.Bind(b, ""), m.q(b), inference.Options{})
+	})
 }
 
 func (m *vishModel) Predict(x *mat.Dense) (Prediction, error) {

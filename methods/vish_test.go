@@ -90,7 +90,7 @@ func TestVISHTrainedWeights(t *testing.T) {
 	if !(res.Objective > vals[true]) {
 		t.Errorf("training did not improve the bound: %v → %v", vals[true], res.Objective)
 	}
-	if w := hyper(res, KernelPrefix+"weight_variances"); len(w) != 1 || w[0] == 1 {
+	if w := hyper(res, KernelPrefix+"weight_variances"); len(w) != 2 || w[0] == 1 || w[1] == 1 {
 		t.Errorf("weight variances %v did not move", w)
 	}
 	if _, err := model.Predict(train.X); err != nil {

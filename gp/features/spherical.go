@@ -141,11 +141,12 @@ func (f *SphericalHarmonics) Phi(k kernels.ZonalBound, x *mat.Dense) (*mat.Dense
 			row[j] /= r
 		}
 	}
-	phi, err := f.basis.Eval(xt)
-	if err != nil {
-		return nil, err
+	p := k.RadialPower()
+	for i, r := range rho {
+		rho[i] = math.Pow(r, float64(p))
 	}
-	radialScale(phi, rho, k.RadialPower())
+	phi := mat.NewDense(f.basis.M(), n, nil)
+	f.basis.EvalScaledInto(phi, xt, rho)
 	return phi, nil
 }
 
@@ -155,24 +156,6 @@ func dotRow(a, b []float64) float64 {
 		s += a[i] * b[i]
 	}
 	return s
-}
-
-// radialScale multiplies column n of phi by ρ_n^p.
-func radialScale(phi *mat.Dense, rho []float64, p int) {
-	if p == 0 {
-		return
-	}
-	m, _ := phi.Dims()
-	s := make([]float64, len(rho))
-	for i, r := range rho {
-		s[i] = math.Pow(r, float64(p))
-	}
-	for i := 0; i < m; i++ {
-		row := phi.RawRowView(i)
-		for j := range row {
-			row[j] *= s[j]
-		}
-	}
 }
 
 type sphericalBound struct{ f *SphericalHarmonics }

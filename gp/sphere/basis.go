@@ -216,17 +216,25 @@ func (b *Basis) Eval(x *mat.Dense) (*mat.Dense, error) {
 }
 
 // EvalInto is Eval writing into out (M×n), which must have that shape.
-func (b *Basis) EvalInto(out *mat.Dense, x *mat.Dense) {
+func (b *Basis) EvalInto(out *mat.Dense, x *mat.Dense) { b.EvalScaledInto(out, x, nil) }
+
+// EvalScaledInto is EvalInto with column i of the output multiplied by
+// scale[i] (nil: no scaling), fused into the last product: the radial
+// factor ρ^p of spherical features costs no extra pass over Φ.
+func (b *Basis) EvalScaledInto(out *mat.Dense, x *mat.Dense, scale []float64) {
 	n, _ := x.Dims()
 	if r, c := out.Dims(); r != b.m || c != n {
 		panic(fmt.Sprintf("sphere: output is %d×%d, want %d×%d", r, c, b.m, n))
+	}
+	if scale != nil && len(scale) != n {
+		panic(fmt.Sprintf("sphere: %d scales for %d points", len(scale), n))
 	}
 	blocks := (n + blockPoints - 1) / blockPoints
 	workers := min(runtime.GOMAXPROCS(0), blocks)
 	if workers <= 1 {
 		w := b.newWork()
 		for blk := 0; blk < blocks; blk++ {
-			b.evalBlock(w, out, x, blk*blockPoints, min(n, (blk+1)*blockPoints))
+			b.evalBlock(w, out, x, scale, blk*blockPoints, min(n, (blk+1)*blockPoints))
 		}
 		return
 	}
@@ -237,7 +245,7 @@ func (b *Basis) EvalInto(out *mat.Dense, x *mat.Dense) {
 			defer wg.Done()
 			w := b.newWork()
 			for blk := wk; blk < blocks; blk += workers {
-				b.evalBlock(w, out, x, blk*blockPoints, min(n, (blk+1)*blockPoints))
+				b.evalBlock(w, out, x, scale, blk*blockPoints, min(n, (blk+1)*blockPoints))
 			}
 		}(wk)
 	}
@@ -278,7 +286,7 @@ func (b *Basis) newWork() *work {
 	return w
 }
 
-func (b *Basis) evalBlock(w *work, out, x *mat.Dense, lo, hi int) {
+func (b *Basis) evalBlock(w *work, out, x *mat.Dense, scale []float64, lo, hi int) {
 	d, L, np := b.d, b.maxL, hi-lo
 	// Coordinates by column and squared radii of the leading coordinates.
 	for i := 0; i < np; i++ {
@@ -316,7 +324,13 @@ func (b *Basis) evalBlock(w *work, out, x *mat.Dense, lo, hi int) {
 	if d == 2 {
 		if out != nil {
 			for r, e := range b.top {
-				copy(out.RawRowView(r)[lo:hi], rows2[e][:np])
+				dst := out.RawRowView(r)[lo:hi]
+				copy(dst, rows2[e][:np])
+				if scale != nil {
+					for i, s := range scale[lo:hi] {
+						dst[i] *= s
+					}
+				}
 			}
 		}
 		return
@@ -355,6 +369,15 @@ func (b *Basis) evalBlock(w *work, out, x *mat.Dense, lo, hi int) {
 		}
 		if out == nil {
 			continue // Gradient needs the factors and intermediate rows only
+		}
+		if scale != nil {
+			// Fold the column scale into the factors (one pass per factor
+			// row instead of one per output row).
+			for _, f := range w.fac[k] {
+				if f != nil {
+					mulInto(f[:np], f[:np], scale[lo:hi])
+				}
+			}
 		}
 		for e := range par {
 			mulInto(out.RawRowView(e)[lo:hi], w.fac[k][fac[e]][:np], prev[par[e]][:np])
@@ -396,7 +419,7 @@ func (b *Basis) Gradient(x, g *mat.Dense) (*mat.Dense, error) {
 			a := b.newWork() // adjoints, same layout
 			for blk := wk; blk < blocks; blk += workers {
 				lo, hi := blk*blockPoints, min(n, (blk+1)*blockPoints)
-				b.evalBlock(w, nil, x, lo, hi)
+				b.evalBlock(w, nil, x, nil, lo, hi)
 				b.backBlock(w, a, g, out, lo, hi)
 			}
 		}(wk)

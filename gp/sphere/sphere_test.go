@@ -429,3 +429,26 @@ func TestBasisGradient(t *testing.T) {
 		}
 	}
 }
+
+// The fused column scale equals scaling Eval's output.
+func TestEvalScaled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 8))
+	for _, d := range []int{2, 3, 9} {
+		b, _ := NewBasis(d, 4)
+		x := randomUnit(rng, 300, d)
+		s := make([]float64, 300)
+		for i := range s {
+			s[i] = 0.5 + rng.Float64()
+		}
+		plain, _ := b.Eval(x)
+		got := mat.NewDense(b.M(), 300, nil)
+		b.EvalScaledInto(got, x, s)
+		for m := 0; m < b.M(); m++ {
+			for i := 0; i < 300; i++ {
+				if w := plain.At(m, i) * s[i]; math.Abs(got.At(m, i)-w) > 1e-15*math.Max(1, math.Abs(w)) {
+					t.Fatalf("d=%d: [%d,%d] = %v, want %v", d, m, i, got.At(m, i), w)
+				}
+			}
+		}
+	}
+}
