@@ -99,7 +99,7 @@ type Summary struct {
 	// ByOthers counts runs other workers on the same database finished
 	// during this sweep; OthersFailed how many of them failed.
 	ByOthers, OthersFailed int
-	Elapsed                                   time.Duration
+	Elapsed                time.Duration
 	// Absent maps each dataset whose files are missing to the error of its
 	// first failed run (which says where to get them); AbsentRuns counts
 	// the failed runs it explains.
@@ -317,8 +317,8 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 
 // Outcomes of one() besides the stored statuses.
 const (
-	statusHeld          = "held"           // another live worker holds the claim
-	statusByOtherDone   = "by-other-done"  // another worker finished it during this sweep
+	statusHeld          = "held"            // another live worker holds the claim
+	statusByOtherDone   = "by-other-done"   // another worker finished it during this sweep
 	statusByOtherFailed = "by-other-failed" // … and it failed
 )
 
