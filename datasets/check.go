@@ -38,6 +38,11 @@ func CheckRun(name string, params map[string]any, protocol, scaling string, spli
 		if proto != ProtoSynthetic {
 			return fmt.Errorf("datasets: %s: synthetic data only supports protocol %q, not %q", name, ProtoSynthetic, proto)
 		}
+		if e.gen.validate != nil {
+			// Not a GP draw (airline-synthetic): its own check; it always
+			// leaves a test set.
+			return e.gen.check(params)
+		}
 		c, err := e.gen.resolve(params)
 		if err != nil {
 			return fmt.Errorf("datasets: %s: %w", name, err)

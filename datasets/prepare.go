@@ -76,12 +76,17 @@ type Prepared struct {
 const (
 	ProtoRandom9010 = "random-90-10"
 	ProtoRandom8020 = "random-80-20"
-	ProtoPublished  = "published"
-	ProtoFold       = "fold"
-	ProtoAirline    = "airline-2/3"
-	ProtoLast10     = "last-10pct"
-	ProtoSynthetic  = "synthetic"
-	ProtoAllTrain   = "all-train"
+	// ProtoBB9010 is bayesian_benchmarks' split, bit for bit:
+	// numpy.random.seed(split); numpy.random.shuffle(arange(N)); the first
+	// int(0.9 N) rows train. Pair it with scaling standardize-full (its
+	// normalisation with full-data statistics and std + 1e-6).
+	ProtoBB9010    = "bb-90-10"
+	ProtoPublished = "published"
+	ProtoFold      = "fold"
+	ProtoAirline   = "airline-2/3"
+	ProtoLast10    = "last-10pct"
+	ProtoSynthetic = "synthetic"
+	ProtoAllTrain  = "all-train"
 )
 
 // Scalings.
@@ -275,6 +280,18 @@ func splitIndices(e *entry, t *table, proto string, req Request) (train, test []
 		frac(0.9, false, "random 90/10, n_train = floor(0.9 N)")
 	case ProtoRandom8020:
 		frac(0.8, true, "random 80/20, n_train = ceil(0.8 N) (IFF code)")
+	case ProtoBB9010:
+		if sub != n {
+			return nil, nil, nil, fmt.Errorf("datasets: %s: param n cannot be combined with protocol %s (it shuffles all %d rows)", e.name, proto, n)
+		}
+		if req.Split > math.MaxUint32 {
+			return nil, nil, nil, fmt.Errorf("datasets: %s: protocol %s seeds numpy's RandomState with the split index, which must be < 2³², got %d", e.name, proto, req.Split)
+		}
+		p := seq(0, n)
+		numpyShuffle(p, newMT19937(uint32(req.Split)))
+		ntr := int(math.Floor(0.9 * float64(n)))
+		train, test = p[:ntr], p[ntr:]
+		notes = append(notes, fmt.Sprintf("bayesian_benchmarks 90/10: numpy RandomState(%d).shuffle(arange(%d)) (MT19937, bit-exact), first int(0.9 N) = %d rows train", req.Split, n, ntr))
 	case ProtoAirline:
 		frac(2.0/3.0, false, "subsample n, first floor(2n/3) train, rest test (VFF airline scripts)")
 	case ProtoPublished, ProtoFold:
@@ -313,7 +330,7 @@ func splitIndices(e *entry, t *table, proto string, req Request) (train, test []
 }
 
 func protocolsFor(e *entry, t *table) []string {
-	ps := []string{ProtoRandom9010, ProtoRandom8020, ProtoAirline, ProtoLast10, ProtoAllTrain}
+	ps := []string{ProtoRandom9010, ProtoBB9010, ProtoRandom8020, ProtoAirline, ProtoLast10, ProtoAllTrain}
 	if t != nil && len(t.splits) > 0 {
 		ps = append(ps, ProtoPublished, ProtoFold)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
@@ -182,14 +183,7 @@ func buildMatrix(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure,
 		p.Y.Tick.Marker = reversedTicks{}
 		f.panels = append(f.panels, p)
 	}
-	cb := plot.New()
-	cb.HideX()
-	cb.Y.Padding = 0
-	cb.Y.Label.Text = firstNonEmpty(fs.ZLabel, rc.label(fs.Artifact))
-	cb.Y.Label.TextStyle.Font.Size = vg.Points(11)
-	cb.Y.Tick.Label.Font.Size = vg.Points(9)
-	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
-	f.colorbar = cb
+	f.colorbar = colourBar(cmap, firstNonEmpty(fs.ZLabel, rc.label(fs.Artifact)))
 	f.describe = fmt.Sprintf("one heat map per run of the per-run array %q (colour on a common scale %.3g…%.3g)", fs.Artifact, zmin, zmax)
 	if fs.ReferenceArtifact != "" {
 		f.describe += fmt.Sprintf(", and %q of the first run as the last panel", fs.ReferenceArtifact)
@@ -245,16 +239,8 @@ func buildCurve(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 		}
 		p.X.Label.Text, p.Y.Label.Text = firstNonEmpty(fs.XLabel, "x"), firstNonEmpty(fs.YLabel, "f(x)")
 		r := byPanel[pname]
-		a, ok := preds[""]
-		if r != nil {
-			a, ok = preds[r.ID]
-		}
+		a, ok := panelArtifact(f, fs, p, r, preds)
 		if !ok {
-			if r != nil {
-				f.warnings = append(f.warnings, fmt.Sprintf("run %s (panel %s) stored no artifact %q; list it under the grid's artifacts", r.ID, p.Title.Text, fs.Artifact))
-			}
-			addNoData(p, FigureSpec{})
-			f.panels = append(f.panels, p)
 			continue
 		}
 		x, err1 := a.Column("x0")
@@ -405,4 +391,31 @@ func panelRuns(panels []string, byPanel map[string]*run) []*run {
 		}
 	}
 	return list
+}
+
+// panelArtifact returns the artifact of the panel's run r; when there is
+// none it adds p to f as a "no data" panel (warning when the run exists
+// but stored no such artifact) and reports false.
+func panelArtifact(f *figure, fs FigureSpec, p *plot.Plot, r *run, arts map[string]results.Artifact) (results.Artifact, bool) {
+	if r != nil {
+		if a, ok := arts[r.ID]; ok {
+			return a, true
+		}
+		f.warnings = append(f.warnings, fmt.Sprintf("run %s (panel %s) stored no artifact %q; list it under the grid's artifacts", r.ID, p.Title.Text, fs.Artifact))
+	}
+	addNoData(p, FigureSpec{})
+	f.panels = append(f.panels, p)
+	return results.Artifact{}, false
+}
+
+// colourBar is the vertical colour scale drawn beside heat-map panels.
+func colourBar(cmap palette.ColorMap, label string) *plot.Plot {
+	cb := plot.New()
+	cb.HideX()
+	cb.Y.Padding = 0
+	cb.Y.Label.Text = label
+	cb.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	cb.Y.Tick.Label.Font.Size = vg.Points(9)
+	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
+	return cb
 }

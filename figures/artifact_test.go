@@ -22,6 +22,8 @@ name = "k"
 name = "reg"
 [[grid]]
 name = "elbo"
+[[grid]]
+name = "cls"
 
 [report.labels]
 exact_kernel = "exact K"
@@ -48,6 +50,12 @@ band = "2std"
 panel_order = ["40", ""]
 [figure.panel_labels]
 "" = "exact GP (panel label)"
+
+[[figure]]
+name = "fig-field"
+kind = "field"
+grid = "cls"
+panels = "param:max_level"
 
 [[figure]]
 name = "fig-ref"
@@ -116,6 +124,18 @@ func artifactStore(t *testing.T) *results.Store {
 		}
 	}
 	save("egpr", "elbo", "gpr", nil, []results.Metric{{Name: "elbo", Value: -20}})
+	// A 2-D classifier: p = Φ(x0 + x1) on an 11 × 11 grid, x0 fastest.
+	for _, l := range []string{"2", "14"} {
+		f := results.Artifact{Name: "field", Columns: []string{"x0", "x1", "mean", "var_f", "p"}, Rows: 121}
+		for r := 0; r < 11; r++ {
+			for c := 0; c < 11; c++ {
+				x0, x1 := -2+0.4*float64(c), -2+0.4*float64(r)
+				f.Data = append(f.Data, x0, x1, x0+x1, 1, 0.5*math.Erfc(-(x0+x1)/math.Sqrt2))
+			}
+		}
+		tr := results.Artifact{Name: "train", Columns: []string{"x0", "x1", "y"}, Rows: 3, Data: []float64{-1, -1, -1, 1, 1, 1, 0.5, 0, 1}}
+		save("c"+l, "cls", "vish", []results.Param{{Name: "max_level", Value: l}}, nil, f, tr)
+	}
 	return st
 }
 
@@ -135,7 +155,7 @@ func TestRenderArtifactFigures(t *testing.T) {
 	if len(sum.Warnings) != 0 {
 		t.Errorf("warnings: %v", sum.Warnings)
 	}
-	for _, name := range []string{"fig-matrix", "fig-curve", "fig-ref"} {
+	for _, name := range []string{"fig-matrix", "fig-curve", "fig-field", "fig-ref"} {
 		data, err := os.ReadFile(filepath.Join(out, name+".png"))
 		if err != nil {
 			t.Fatal(err)
@@ -152,6 +172,7 @@ func TestRenderArtifactFigures(t *testing.T) {
 			"fig-matrix": {"a = 2", "a = 10", "exact K"},
 			"fig-curve":  {"a = 40", "exact GP (panel label)", "training data", "±2 sd of f"},
 			"fig-ref":    {"exact log ML", "dense", "diag"},
+			"fig-field":  {"max_level = 2", "max_level = 14", "label +1 (black circles)", "label −1 (white squares)", "p = 0.5"},
 		}[name]
 		for _, w := range want {
 			if !strings.Contains(string(svg), w) {
@@ -170,6 +191,7 @@ func TestArtifactFigureSpecErrors(t *testing.T) {
 		{"kind = \"matrix\"\ngrid = \"k\"", "needs artifact"},
 		{"kind = \"curve\"\ngrid = \"k\"\nx = \"param:a\"", "x, y and series are not used"},
 		{"kind = \"matrix\"\ngrid = \"k\"\nartifact = \"q\"\nzmin = 2.0\nzmax = 1.0", "zmin"},
+		{"kind = \"field\"\ngrid = \"k\"\ny = \"metric:p\"", "x, y and series are not used"},
 	}
 	for _, tt := range tests {
 		_, err := ParseReport("bad.toml", "name = \"b\"\n[[grid]]\nname = \"k\"\n[[figure]]\nname = \"f\"\n"+tt.fig+"\n")

@@ -283,6 +283,8 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 			fig, err = buildMatrix(fs, runs, q, rc)
 		case "curve":
 			fig, err = buildCurve(fs, runs, q, rc)
+		case "field":
+			fig, err = buildField(fs, runs, q, rc)
 		default:
 			fig, err = buildFigure(fs, runs, traces, rc)
 		}

@@ -306,7 +306,7 @@ var (
 	tableDims      = "method, dataset, split, seed, metric, profile, param:NAME"
 	aggregates     = []string{"mean_std", "mean", "median", "min", "max", "last"}
 	figAggregates  = []string{"mean", "median", "min", "max"}
-	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace", "matrix", "curve"}
+	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace", "matrix", "curve", "field"}
 	bands          = []string{"std", "2std", "minmax", "none"}
 	rankDirections = []string{"lower", "higher"}
 )
@@ -433,6 +433,24 @@ func (s *ReportSpec) validate(loc *locator) []error {
 			if f.Y != "objective" {
 				bad(p+".y", "a trace figure plots y = \"objective\", not %q", f.Y)
 			}
+		case "field":
+			// The runner's 2-D grid artifact: colour z (default p), the
+			// contour at the middle of the colour scale, training points.
+			if f.Artifact == "" {
+				f.Artifact = "field"
+			}
+			if f.Z == "" {
+				f.Z = "p"
+			}
+			if f.ReferenceArtifact == "" {
+				f.ReferenceArtifact = "train"
+			}
+			if f.X != "" || f.Y != "" || f.Series != "" {
+				bad(p, "a field figure draws one run per panel from its artifact; x, y and series are not used (use panels and filter)")
+			}
+			if f.ZMin > f.ZMax {
+				bad(p+".zmin", "zmin %g > zmax %g", f.ZMin, f.ZMax)
+			}
 		case "matrix", "curve":
 			if f.Kind == "matrix" && f.Artifact == "" {
 				bad(p+".artifact", "a matrix figure needs artifact = \"NAME\" (a per-run array the grid stores, e.g. kernel_matrix)")
@@ -473,8 +491,8 @@ func (s *ReportSpec) validate(loc *locator) []error {
 				}
 			}
 		}
-		if f.Kind != "heatmap" && f.Z != "" {
-			bad(p+".z", "z is only used by heatmaps")
+		if f.Kind != "heatmap" && f.Kind != "field" && f.Z != "" {
+			bad(p+".z", "z is only used by heatmaps and field figures (the column of the grid artifact)")
 		}
 		for _, d := range []struct{ key, v string }{{"series", f.Series}, {"panels", f.Panels}} {
 			if d.v == "" {

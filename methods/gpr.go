@@ -26,25 +26,35 @@ func init() {
 			{Name: "jitter", Kind: Float, Default: 0.0, Doc: "added to the diagonal of K + σ²I before factorising it"},
 			{Name: "max_points", Kind: Int, Default: 20000, Doc: "refuse training sets larger than this (O(N²) memory)"},
 		}),
-		New: func(p Params) (Model, error) {
-			if err := checkPositive("gpr", p, "variance", "noise_variance"); err != nil {
-				return nil, err
-			}
-			if err := checkJitter("gpr", p); err != nil {
-				return nil, err
-			}
-			return &gprModel{p: p}, nil
-		},
+		New: newExactGPR("gpr", NewKernel),
 	})
 }
 
+// newExactGPR is the constructor of an exact GP regression method whose
+// prior covariance newKernel builds (gpr, agpr).
+func newExactGPR(name string, newKernel func(p Params, dim int) (kernels.Kernel, error)) func(Params) (Model, error) {
+	return func(p Params) (Model, error) {
+		if err := checkPositive(name, p, "variance", "noise_variance"); err != nil {
+			return nil, err
+		}
+		if err := checkJitter(name, p); err != nil {
+			return nil, err
+		}
+		return &gprModel{name: name, p: p, newKernel: newKernel}, nil
+	}
+}
+
 type gprModel struct {
+	name string // "gpr" or "agpr": error messages
 	p    Params
-	kern kernels.Kernel
-	set  *param.Set
-	x    *mat.Dense
-	post *inference.Posterior
-	dim  int
+	// newKernel builds the prior covariance on dim inputs (NewKernel for gpr,
+	// an additive kernel for agpr).
+	newKernel func(p Params, dim int) (kernels.Kernel, error)
+	kern      kernels.Kernel
+	set       *param.Set
+	x         *mat.Dense
+	post      *inference.Posterior
+	dim       int
 }
 
 func (m *gprModel) opts() inference.Options { return inference.Options{Jitter: m.p.Float("jitter")} }
@@ -58,50 +68,50 @@ func (m *gprModel) objective(y []float64) func(*ad.Tape, *param.Bound) (*ad.Node
 
 func (m *gprModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
 	start := time.Now()
-	if err := checkTask("gpr", opt, Regression); err != nil {
+	if err := checkTask(m.name, opt, Regression); err != nil {
 		return FitResult{}, err
 	}
 	if err := train.Validate(); err != nil {
-		return FitResult{}, fmt.Errorf("gpr: %w", err)
+		return FitResult{}, fmt.Errorf("%s: %w", m.name, err)
 	}
 	if n, maxN := train.N(), m.p.Int("max_points"); n > maxN {
-		return FitResult{}, fmt.Errorf("gpr: %d training points exceed max_points = %d (exact GPR needs %.1f GB per N×N matrix)",
-			n, maxN, 8*float64(n)*float64(n)/1e9)
+		return FitResult{}, fmt.Errorf("%s: %d training points exceed max_points = %d (exact GPR needs %.1f GB per N×N matrix)",
+			m.name, n, maxN, 8*float64(n)*float64(n)/1e9)
 	}
 	st, err := Settings(opt, optim.LBFGS)
 	if err != nil {
-		return FitResult{}, fmt.Errorf("gpr: %w", err)
+		return FitResult{}, fmt.Errorf("%s: %w", m.name, err)
 	}
 	m.dim, m.x = train.D(), mat.DenseCopyOf(train.X)
-	if m.kern, err = NewKernel(m.p, m.dim); err != nil {
-		return FitResult{}, fmt.Errorf("gpr: %w", err)
+	if m.kern, err = m.newKernel(m.p, m.dim); err != nil {
+		return FitResult{}, fmt.Errorf("%s: %w", m.name, err)
 	}
 	if m.set, err = newRegressionSet(m.kern, m.p); err != nil {
-		return FitResult{}, fmt.Errorf("gpr: %w", err)
+		return FitResult{}, fmt.Errorf("%s: %w", m.name, err)
 	}
 	rep, terr := Train(ctx, m.set, m.objective(train.Y), st, "lbfgs", start, progress)
 	res := NewFitResult(rep, m.set)
 	if terr != nil && rep.Trace == nil {
-		return res, trainErr("gpr", terr)
+		return res, trainErr(m.name, terr)
 	}
 	t := ad.NewTape()
 	b := m.set.Bind(t)
 	m.post, err = inference.ExactPosterior(m.kern.Bind(b, KernelPrefix), t.Const(m.x), train.Y, b.Get(noiseName), m.opts())
 	if err != nil {
-		return res, fmt.Errorf("gpr: posterior: %w", err)
+		return res, fmt.Errorf("%s: posterior: %w", m.name, err)
 	}
-	return res, trainErr("gpr", terr)
+	return res, trainErr(m.name, terr)
 }
 
 func (m *gprModel) Predict(x *mat.Dense) (Prediction, error) {
-	if err := checkInputs("gpr", m.post != nil, x, m.dim); err != nil {
+	if err := checkInputs(m.name, m.post != nil, x, m.dim); err != nil {
 		return Prediction{}, err
 	}
 	mean, varf, err := m.post.Predict(x, func(t *ad.Tape) (kernels.Bound, features.Bound) {
 		return m.kern.Bind(m.set.Bind(t), KernelPrefix), features.BoundPoints{Z: t.Const(m.x)}
 	})
 	if err != nil {
-		return Prediction{}, fmt.Errorf("gpr: %w", err)
+		return Prediction{}, fmt.Errorf("%s: %w", m.name, err)
 	}
 	return regressionPrediction(mean, varf, m.set.Scalar(noiseName)), nil
 }

@@ -204,4 +204,3 @@ func TestVISHBadInput(t *testing.T) {
 		t.Error("Predict before Fit accepted")
 	}
 }
-

@@ -136,7 +136,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 		// front instead of failing on a read→write upgrade mid-transaction.
 		q.Set("_txlock", "immediate")
 	}
-	db, err := sql.Open("sqlite3", "file:"+escapeURIPath(abs)+"?"+q.Encode())
+	db, err := sql.Open(driverName, "file:"+escapeURIPath(abs)+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("results: opening %s: %w", abs, err)
 	}

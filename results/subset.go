@@ -135,7 +135,7 @@ func OpenEmpty(displayPath string) (*Store, error) {
 // One connection holds it, so every query sees the same database.
 func openMemory(displayPath string) (*Store, error) {
 	name := fmt.Sprintf("file:sgplab-memory-%d?mode=memory&cache=private&_foreign_keys=1", memoryStores.Add(1))
-	db, err := sql.Open("sqlite3", name)
+	db, err := sql.Open(driverName, name)
 	if err != nil {
 		return nil, fmt.Errorf("results: opening an in-memory database: %w", err)
 	}

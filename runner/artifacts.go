@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 
+	"gonum.org/v1/gonum/mat"
+
 	"sgplab/gp"
 	"sgplab/methods"
 	"sgplab/results"
@@ -22,10 +24,20 @@ const (
 	// ArtifactTrain holds the training inputs and targets (x0, …, y) as the
 	// model saw them.
 	ArtifactTrain = "train"
+	// ArtifactField holds predictions of a model with 2-D inputs on a
+	// fieldSize × fieldSize grid over the training inputs' box widened by
+	// a tenth of its width on each side (coordinates as the model saw
+	// them): x0, x1, mean, var_f and p = p(y = +1) (classification; NaN
+	// for regression), x0 varying fastest — decision boundaries and 2-D
+	// posterior means.
+	ArtifactField = "field"
 )
 
+// fieldSize is the number of grid points per axis of ArtifactField.
+const fieldSize = 81
+
 // RunnerArtifacts lists the artifacts the runner produces for any method.
-var RunnerArtifacts = []string{ArtifactPredictions, ArtifactTrain}
+var RunnerArtifacts = []string{ArtifactPredictions, ArtifactTrain, ArtifactField}
 
 var artifactNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
@@ -42,6 +54,12 @@ func buildArtifacts(spec *RunSpec, oc outcome, model methods.Model) ([]results.A
 			out = append(out, a)
 		case ArtifactTrain:
 			out = append(out, dataArtifact(name, oc.data.Train))
+		case ArtifactField:
+			a, err := fieldArtifact(oc.data.Train, model)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a)
 		default:
 			am, ok := model.(methods.ArtifactModel)
 			if !ok {
@@ -117,6 +135,49 @@ func predictionArtifact(oc outcome) (results.Artifact, error) {
 		}
 		// Predictions in the original units of y, like the scored metrics.
 		a.Data = append(a.Data, col(y, i), shift+scale*col(p.Mean, i), scale*scale*col(p.VarF, i), scale*scale*col(p.VarY, i))
+	}
+	return a, nil
+}
+
+// fieldArtifact predicts on the ArtifactField grid.
+func fieldArtifact(train gp.Data, model methods.Model) (results.Artifact, error) {
+	n, dim := train.X.Dims()
+	if dim != 2 || n == 0 {
+		return results.Artifact{}, fmt.Errorf("artifact %q needs training data with 2 inputs, got %d × %d", ArtifactField, n, dim)
+	}
+	var lo, hi [2]float64
+	for j := 0; j < 2; j++ {
+		lo[j], hi[j] = math.Inf(1), math.Inf(-1)
+		for i := 0; i < n; i++ {
+			lo[j], hi[j] = math.Min(lo[j], train.X.At(i, j)), math.Max(hi[j], train.X.At(i, j))
+		}
+		w := hi[j] - lo[j]
+		if w == 0 {
+			w = 1
+		}
+		lo[j], hi[j] = lo[j]-w/10, hi[j]+w/10
+	}
+	g := mat.NewDense(fieldSize*fieldSize, 2, nil)
+	for r := 0; r < fieldSize; r++ {
+		for c := 0; c < fieldSize; c++ {
+			g.Set(r*fieldSize+c, 0, lo[0]+(hi[0]-lo[0])*float64(c)/(fieldSize-1))
+			g.Set(r*fieldSize+c, 1, lo[1]+(hi[1]-lo[1])*float64(r)/(fieldSize-1))
+		}
+	}
+	p, err := model.Predict(g)
+	if err != nil {
+		return results.Artifact{}, fmt.Errorf("artifact %q: %w", ArtifactField, err)
+	}
+	m := fieldSize * fieldSize
+	col := func(v []float64, i int) float64 {
+		if len(v) == m {
+			return v[i]
+		}
+		return nanValue
+	}
+	a := results.Artifact{Name: ArtifactField, Columns: []string{"x0", "x1", "mean", "var_f", "p"}, Rows: m}
+	for i := 0; i < m; i++ {
+		a.Data = append(a.Data, g.At(i, 0), g.At(i, 1), col(p.Mean, i), col(p.VarF, i), col(p.ProbPositive, i))
 	}
 	return a, nil
 }

@@ -2,10 +2,15 @@ package runner
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp"
+	"sgplab/methods"
 	"sgplab/results"
 )
 
@@ -88,5 +93,64 @@ iterations = 1
 artifacts = ["Bad Name"]
 `, ""); err == nil || !strings.Contains(err.Error(), "snake case") {
 		t.Fatalf("bad name error = %v", err)
+	}
+}
+
+// planeModel predicts mean x0 + 2 x1 and, for classification, p = 0.25.
+type planeModel struct{ prob bool }
+
+func (planeModel) Fit(context.Context, gp.Data, methods.FitOptions, func(methods.Progress)) (methods.FitResult, error) {
+	return methods.FitResult{}, nil
+}
+
+func (m planeModel) Predict(x *mat.Dense) (methods.Prediction, error) {
+	n, _ := x.Dims()
+	var p methods.Prediction
+	for i := 0; i < n; i++ {
+		p.Mean = append(p.Mean, x.At(i, 0)+2*x.At(i, 1))
+		p.VarF = append(p.VarF, 1)
+		if m.prob {
+			p.ProbPositive = append(p.ProbPositive, 0.25)
+		}
+	}
+	return p, nil
+}
+
+// The field artifact is an 81 × 81 grid over the training box widened by a
+// tenth per side, x0 fastest, with the model's predictions at each point.
+func TestFieldArtifact(t *testing.T) {
+	train := gp.Data{X: mat.NewDense(3, 2, []float64{0, 10, 1, 20, 0.5, 15}), Y: []float64{1, -1, 1}}
+	a, err := fieldArtifact(train, planeModel{prob: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Rows != fieldSize*fieldSize || strings.Join(a.Columns, ",") != "x0,x1,mean,var_f,p" {
+		t.Fatalf("field %d rows, columns %v", a.Rows, a.Columns)
+	}
+	x0, _ := a.Column("x0")
+	x1, _ := a.Column("x1")
+	mean, _ := a.Column("mean")
+	p, _ := a.Column("p")
+	last := a.Rows - 1
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"x0 first", x0[0], -0.1}, {"x0 end of row 0", x0[fieldSize-1], 1.1}, {"x1 of row 0", x1[fieldSize-1], 9},
+		{"x1 of row 1", x1[fieldSize], 9 + 12.0/(fieldSize-1)}, {"x1 last", x1[last], 21}, {"mean last", mean[last], 1.1 + 42}, {"p", p[5], 0.25},
+	} {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	reg, err := fieldArtifact(train, planeModel{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := reg.Column("p"); !math.IsNaN(p[0]) {
+		t.Errorf("regression p = %v, want NaN", p[0])
+	}
+	if _, err := fieldArtifact(gp.Data{X: mat.NewDense(2, 1, []float64{0, 1}), Y: []float64{0, 1}}, planeModel{}); err == nil || !strings.Contains(err.Error(), "2 inputs") {
+		t.Errorf("1-D data: error %v, want one saying it needs 2 inputs", err)
 	}
 }

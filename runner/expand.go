@@ -79,6 +79,9 @@ type settings struct {
 }
 
 func (x *expander) grid(g *Grid) {
+	if x.profile.Skip[g.Name] {
+		return
+	}
 	key := fmt.Sprintf("grid[%d]", g.Index)
 	raw := maps.Clone(g.raw)
 	params := tableOf(raw["params"])

@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"strings"
@@ -33,6 +34,10 @@ type Profile struct {
 	Note     string                    // what the profile reduces; shown in every output
 	Override map[string]any            // grid keys replaced in every grid
 	Grids    map[string]map[string]any // grid name → keys replaced in that grid only
+	// Skip names the grids the profile does not run at all
+	// ([profiles.quick.grids.NAME] skip = true), e.g. exact GPs on sets
+	// too large for a quick profile; the note must say so.
+	Skip map[string]bool
 }
 
 // Grid is one [[grid]] table.
@@ -201,7 +206,7 @@ func (f *File) parseProfiles(es *Errors, v any, grids map[string]int) {
 			continue
 		}
 		f.checkTable(es, key, p, map[string]kind{"note": kString, "override": kTable, "grids": kTables})
-		prof := Profile{Name: name, Note: f.str(es, p, key, "note"), Grids: map[string]map[string]any{}}
+		prof := Profile{Name: name, Note: f.str(es, p, key, "note"), Grids: map[string]map[string]any{}, Skip: map[string]bool{}}
 		if o, ok := p["override"].(map[string]any); ok {
 			f.checkTable(es, key+".override", o, overKinds)
 			prof.Override = o
@@ -214,6 +219,15 @@ func (f *File) parseProfiles(es *Errors, v any, grids map[string]int) {
 					continue
 				}
 				if t, ok := gs[g].(map[string]any); ok {
+					if v, ok := t["skip"]; ok {
+						skip, isBool := v.(bool)
+						if !isBool {
+							f.errorf(es, gk+".skip", "want true or false, got %s", typeName(v))
+						}
+						prof.Skip[g] = skip
+						t = maps.Clone(t)
+						delete(t, "skip")
+					}
 					f.checkTable(es, gk, t, overKinds)
 					prof.Grids[g] = t
 				}

@@ -49,6 +49,7 @@ func TestParseErrors(t *testing.T) {
 		{"profile without note", base + "[profiles.quick.override]\nsplits = [0]\n", []string{"profiles.quick.note: missing"}},
 		{"profile bad key", base + "[profiles.quick]\nnote=\"n\"\n[profiles.quick.override]\nname = \"x\"\n", []string{"profiles.quick.override.name: unknown key"}},
 		{"no name", "[[grid]]\nname=\"g\"\nmethods=[\"fake-mean\"]\n", []string{"name: missing"}},
+		{"skip not a boolean", base + "[profiles.quick]\nnote=\"n\"\n[profiles.quick.grids.g]\nskip = \"yes\"\n", []string{"profiles.quick.grids.g.skip: want true or false"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -222,6 +223,17 @@ func TestExpand(t *testing.T) {
 					}
 				}
 			}},
+		{name: "quick profile skips a grid", profile: "quick", src: base + "[[grid]]\nname = \"big\"\nmethods = [\"fake-mean\"]\ndatasets = [\"toy\"]\nsplits = [0]\niterations = 1\n" +
+			"[profiles.quick]\nnote = \"grid big not run\"\n[profiles.quick.grids.big]\nskip = true\n", n: 6,
+			check: func(t *testing.T, runs []*RunSpec) {
+				for _, r := range runs {
+					if r.Grid == "big" {
+						t.Errorf("skipped grid ran: %s", r.Label())
+					}
+				}
+			}},
+		{name: "skipped only in its profile", src: base + "[[grid]]\nname = \"big\"\nmethods = [\"fake-mean\"]\ndatasets = [\"toy\"]\nsplits = [0]\niterations = 1\n" +
+			"[profiles.quick]\nnote = \"grid big not run\"\n[profiles.quick.grids.big]\nskip = true\n", n: 7},
 		{name: "dataset params expand", src: base + "[grid.dataset]\nn = [10, 20]\n", n: 12},
 		{name: "defaults filled", src: base, n: 6, check: func(t *testing.T, runs []*RunSpec) {
 			if runs[0].Params["kernel"] != "se" {

@@ -372,6 +372,16 @@ func chordalEval(p profile, t, ls float64) (v, dls float64) {
 	return v, dls
 }
 
+// eval returns f(r²) of the unit-variance stationary profile and df/d(r²),
+// through the profile's vectorised value and scaleGrad.
+func (p profile) eval(r2 float64) (f, d float64) {
+	row := []float64{r2}
+	p.value(row, 1)
+	g := []float64{1}
+	p.scaleGrad(g, row, []float64{r2})
+	return row[0], g[0]
+}
+
 func chordalEvalT(p profile, t, ls float64) (v, dls, dt float64) {
 	r2 := math.Max(2-2*t, 0) / (ls * ls)
 	f, df := p.at(r2)

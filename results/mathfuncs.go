@@ -1,0 +1,57 @@
+package results
+
+import (
+	"database/sql"
+	"math"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// driverName is go-sqlite3 with the math functions SQLite leaves out unless
+// built with SQLITE_ENABLE_MATH_FUNCTIONS: ln, exp, sqrt and power, so that
+// claims and derived values can convert units (an NLPD on standardised
+// targets is nlpd − ln(y scale)) without a build tag.
+const driverName = "sqlite3_sgplab"
+
+func init() {
+	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		unary := func(f func(float64) float64) func(any) (any, error) {
+			return func(x any) (any, error) {
+				v, ok := asFloat(x)
+				if !ok {
+					return nil, nil // NULL for NULL or text, as SQLite's own functions
+				}
+				return f(v), nil
+			}
+		}
+		for name, f := range map[string]any{
+			"ln":   unary(math.Log),
+			"exp":  unary(math.Exp),
+			"sqrt": unary(math.Sqrt),
+			"power": func(x, y any) (any, error) {
+				a, ok1 := asFloat(x)
+				b, ok2 := asFloat(y)
+				if !ok1 || !ok2 {
+					return nil, nil
+				}
+				return math.Pow(a, b), nil
+			},
+		} {
+			if err := c.RegisterFunc(name, f, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}})
+}
+
+// asFloat reads an SQLite integer or real.
+func asFloat(x any) (float64, bool) {
+	switch v := x.(type) {
+	case int64:
+		return float64(v), true
+	case float64:
+		return v, true
+	}
+	return 0, false
+}
