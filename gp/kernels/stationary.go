@@ -196,36 +196,36 @@ func (p profile) value(row []float64, sv float64) {
 	}
 }
 
-// scaleGrad overwrites g with g ∘ dK/d(r²) for the kernel values k = σ² f
-// and (except for SE, whose derivative is −k/2) r², without another
-// exponential: with ρ = √(c r²) for the Matérn order's c,
+// scaleGrad sets dst = g ∘ dK/d(r²) for the kernel values k = σ² f and
+// (except for SE, whose derivative is −k/2) r², without another
+// exponential; dst may be r2. With ρ = √(c r²) for the Matérn order's c,
 //
 //	½:  −k/(2r)          (0 at r = 0: the symmetric subgradient, which also
 //	                      multiplies x − z = 0 there)
 //	3/2: −(3/2) k/(1+ρ)
 //	5/2: −(5/6) k (1+ρ)/(1+ρ+ρ²/3).
-func (p profile) scaleGrad(g, k, r2 []float64) {
+func (p profile) scaleGrad(dst, g, k, r2 []float64) {
 	switch p {
 	case se:
 		for j, kv := range k {
-			g[j] *= -kv / 2
+			dst[j] = g[j] * (-kv / 2)
 		}
 	case matern12:
 		for j, kv := range k {
 			if r2[j] == 0 {
-				g[j] = 0
+				dst[j] = 0
 				continue
 			}
-			g[j] *= -kv / (2 * math.Sqrt(r2[j]))
+			dst[j] = g[j] * (-kv / (2 * math.Sqrt(r2[j])))
 		}
 	case matern32:
 		for j, kv := range k {
-			g[j] *= -1.5 * kv / (1 + math.Sqrt(3*r2[j]))
+			dst[j] = g[j] * (-1.5 * kv / (1 + math.Sqrt(3*r2[j])))
 		}
 	case matern52:
 		for j, kv := range k {
 			r := math.Sqrt(5 * r2[j])
-			g[j] *= -5.0 / 6 * kv * (1 + r) / (1 + r + r*r/3)
+			dst[j] = g[j] * (-5.0 / 6 * kv * (1 + r) / (1 + r + r*r/3))
 		}
 	default:
 		panic("kernels: unknown profile " + string(p))
@@ -259,22 +259,16 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 		if !(x.NeedsGrad() || z.NeedsGrad() || b.ls.NeedsGrad()) {
 			return grads
 		}
-		// a = G ∘ dK/d(r²), the derivative rebuilt from K (and r²).
+		// a = G ∘ dK/d(r²), the derivative rebuilt from K (and from r²,
+		// formed again in a's rows, for the Matérn kernels).
 		a := mat.NewDense(n, m, nil)
 		parallelRows(n, m, func(r0, r1 int) {
-			var r2 *mat.Dense
 			if k.prof != se {
-				r2 = mat.NewDense(r1-r0, m, nil)
-				sd.fill(r2, r0, r1)
+				sd.fill(a.Slice(r0, r1, 0, m).(*mat.Dense), r0, r1)
 			}
 			for i := r0; i < r1; i++ {
 				ai := a.RawRowView(i)
-				copy(ai, g.RawRowView(i))
-				var ri []float64
-				if r2 != nil {
-					ri = r2.RawRowView(i - r0)
-				}
-				k.prof.scaleGrad(ai, out.RawRowView(i), ri)
+				k.prof.scaleGrad(ai, g.RawRowView(i), out.RawRowView(i), ai)
 			}
 		})
 		xs, zs := sd.scaled()
