@@ -254,20 +254,11 @@ func TestKuvGradientThroughFeatures(t *testing.T) {
 // TestKuvConstantFastPath: a constant input inside the box gives the
 // constant Φ, bit for bit what Phi returns.
 func TestKuvConstantFastPath(t *testing.T) {
-	k, err := kernels.New("matern52", 1, kernels.Options{Lengthscales: []float64{0.2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, kb, tape := boundMatern(t, "matern52", 0.2)
 	f, err := features.NewVFF(k, []features.Interval{{A: 0, B: 1}}, 5, features.Kronecker, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := param.NewSet()
-	if err := k.Declare(s, ""); err != nil {
-		t.Fatal(err)
-	}
-	tape := ad.NewTape()
-	kb := k.Bind(s.Bind(tape), "")
 	x := mat.NewDense(5, 1, []float64{0, 0.1, 0.5, 0.99, 1})
 	phi, err := f.Phi(x)
 	if err != nil {
@@ -285,16 +276,7 @@ func TestKuvConstantFastPath(t *testing.T) {
 // the caller accepts, falling back to the dense Kuu, and every form agrees
 // with Kuu.
 func TestStructureOfForms(t *testing.T) {
-	k, err := kernels.New("matern32", 1, kernels.Options{Lengthscales: []float64{0.3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := param.NewSet()
-	if err := k.Declare(s, ""); err != nil {
-		t.Fatal(err)
-	}
-	tape := ad.NewTape()
-	kb := k.Bind(s.Bind(tape), "")
+	k, kb, tape := boundMatern(t, "matern32", 0.3)
 	vff, err := features.NewVFF(k, []features.Interval{{A: 0, B: 1}}, 4, features.Kronecker, false)
 	if err != nil {
 		t.Fatal(err)
@@ -354,4 +336,19 @@ func TestStructureOfForms(t *testing.T) {
 	if _, err := features.StructureOf(kb, features.WithKuu(vff.Bind(nil, ""), features.FormRoot, nil), 3, features.AllForms); err == nil {
 		t.Error("WithKuu with a nil structure: no error")
 	}
+}
+
+// boundMatern is a 1-D kernel with lengthscale ls bound on a fresh tape.
+func boundMatern(t *testing.T, name string, ls float64) (kernels.Kernel, kernels.Bound, *ad.Tape) {
+	t.Helper()
+	k, err := kernels.New(name, 1, kernels.Options{Lengthscales: []float64{ls}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := param.NewSet()
+	if err := k.Declare(s, ""); err != nil {
+		t.Fatal(err)
+	}
+	tape := ad.NewTape()
+	return k, k.Bind(s.Bind(tape), ""), tape
 }
