@@ -373,28 +373,18 @@ func chordalEval(p profile, t, ls float64) (v, dls float64) {
 }
 
 // eval returns f(r²) of the unit-variance stationary profile and df/d(r²),
-// through the profile's vectorised value and scaleGrad.
+// through the profile's vectorised value and scaleGrad on a single entry.
 func (p profile) eval(r2 float64) (f, d float64) {
-	row := []float64{r2}
-	p.value(row, 1)
-	g := []float64{1}
-	p.scaleGrad(g, row, []float64{r2})
-	return row[0], g[0]
+	k, g := []float64{r2}, []float64{0}
+	p.value(k, 1)
+	p.scaleGrad(g, []float64{1}, k, []float64{r2})
+	return k[0], g[0]
 }
 
 func chordalEvalT(p profile, t, ls float64) (v, dls, dt float64) {
 	r2 := math.Max(2-2*t, 0) / (ls * ls)
-	f, df := p.at(r2)
+	f, df := p.eval(r2)
 	return f, df * (-2 * r2 / ls), df * (-2 / (ls * ls))
-}
-
-// at returns f and df/d(r²) at one r² (the stationary kernels' value and
-// scaleGrad on a single entry).
-func (p profile) at(r2 float64) (f, d float64) {
-	v, g := []float64{r2}, []float64{1}
-	p.value(v, 1)
-	p.scaleGrad(g, v, []float64{r2})
-	return v[0], g[0]
 }
 
 // chordalShape is f(√(2−2t)/ℓ) elementwise, differentiable in t and ℓ.

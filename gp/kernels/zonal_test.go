@@ -151,7 +151,7 @@ func TestChordalClosedForm(t *testing.T) {
 					d := xi[k]/ni - xj[k]/nj
 					d2 += d * d
 				}
-				f, _ := p.at(d2 / (1.4 * 1.4))
+				f, _ := p.eval(d2 / (1.4 * 1.4))
 				want := 0.7 * ni * nj * f
 				if math.Abs(k.At(i, j)-want) > 1e-13*want {
 					t.Errorf("chordal-%s: K[%d,%d] = %.16g, closed form %.16g", p, i, j, k.At(i, j), want)
