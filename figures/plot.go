@@ -210,7 +210,7 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 				if fl, ok := fs.PanelLabels[pname]; ok {
 					l = fl
 				}
-				p.Title.Text += " — " + l
+				p.Title.Text += "\n" + l
 			}
 		}
 		p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
