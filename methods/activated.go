@@ -3,7 +3,6 @@ package methods
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"time"
 
@@ -35,7 +34,7 @@ func init() {
 		Summary: "SVGP with spherical ReLU/softplus activation inducing features (a one-hidden-layer network mean); L-BFGS with an initialisation phase, or Adam on minibatches",
 		Paper:   "Dutordoir et al. (2021); Tiao, Dutordoir & Picheny (2023)",
 		Tasks:   []Task{Regression, Classification},
-		Params: concat(zonalKernelParams("arccos1"), NoiseParams(), NumericParams(), []ParamDoc{
+		Params: concat(zonalKernelParams("arccos1"), NoiseParams(), NumericParams(), VariationalParams(), []ParamDoc{
 			{Name: "activation", Kind: String, Default: "softplus", Choices: features.Activations(),
 				Doc: "σ of the units H_m(x) = ρ(x)σ(ẑ_mᵀx̂); relu has an infinite RKHS norm, so Kuu grows without bound with activation_levels (reported as metric relu_rkhs_divergent = 1); softplus converges"},
 			{Name: "num_inducing", Kind: Int, Default: 128, Doc: "number of units M"},
@@ -54,6 +53,9 @@ func init() {
 				return nil, err
 			}
 			if err := checkJitter("activated-svgp", p); err != nil {
+				return nil, err
+			}
+			if err := checkNatGradStep("activated-svgp", p); err != nil {
 				return nil, err
 			}
 			if v := p.Int("num_inducing"); v < 1 {
@@ -136,21 +138,10 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 		return FitResult{}, fmt.Errorf("activated-svgp: %w", err)
 	}
 	n := train.N()
-	batch := opt.BatchSize
-	if batch <= 0 || batch > n {
-		batch = n
-	}
-	defaultOpt := optim.LBFGS
-	if batch < n {
-		defaultOpt = optim.Adam
-	}
-	st, err := Settings(opt, defaultOpt)
-	if err != nil {
+	if _, err := variationalSettings(opt, n, optim.LBFGS); err != nil {
 		return FitResult{}, fmt.Errorf("activated-svgp: %w", err)
 	}
-	if st.Method == optim.LBFGS && batch < n {
-		return FitResult{}, fmt.Errorf("activated-svgp: L-BFGS needs full-batch gradients; got batch size %d of %d (use adam)", batch, n)
-	}
+	var err error
 	m.dim = train.D()
 	if m.kern, err = newZonalKernel("activated-svgp", m.p, m.dim); err != nil {
 		return FitResult{}, err
@@ -189,30 +180,20 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 	m.set.SetTrainable(m.p.Bool("train_directions"), activatedDirections)
 	m.set.SetTrainable(m.p.Bool("train_weights"), KernelPrefix+"weight_variances", KernelPrefix+"bias_variance")
 
-	bt := &batcher{data: train, size: batch, rng: fitRNG(opt, 2)}
-	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
-		x, y := bt.next()
-		ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, y) }
-		out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(x), ve, m.q(b), n, m.opts())
-		return out, err
+	fit := variationalFit{method: "activated-svgp", set: m.set, groups: []Group{{}}, defaultOptimizer: optim.LBFGS,
+		objective: func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error) {
+			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, batch.Y) }
+			out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(batch.X), ve, m.q(b), n, m.opts())
+			return out, err
+		},
+		// The paper's first phase: q(u) and the directions only.
+		initNames:      []string{QMuName, QSqrtName},
+		initIterations: m.p.Int("init_iterations"),
 	}
-	all := trainableNames(m.set)
-	var phases []optim.Phase
-	if k := m.p.Int("init_iterations"); k > 0 && opt.Iterations > 0 {
-		first := []string{QMuName, QSqrtName}
-		if m.p.Bool("train_directions") {
-			first = append(first, activatedDirections)
-		}
-		s1 := st
-		s1.MaxIter = k
-		phases = append(phases, optim.Phase{Name: "init", Trainable: first, Settings: s1})
+	if m.set.Trainable(activatedDirections) {
+		fit.initNames = append(fit.initNames, activatedDirections)
 	}
-	phases = append(phases, optim.Phase{Name: st.Method, Trainable: all, Settings: st})
-	rep, terr := optim.Train(ctx, m.set, obj, phases, func(p optim.Progress) {
-		if progress != nil {
-			progress(Progress{Phase: p.Phase, Iteration: p.Iteration, Objective: p.Objective, Elapsed: time.Since(start)})
-		}
-	})
+	rep, terr := fit.train(ctx, m.p, train, opt, start, progress)
 	res := NewFitResult(rep, m.set, activatedDirections, QMuName, QSqrtName)
 	res.Extra["num_features"] = float64(mm)
 	if m.feat.Warning() != "" {
@@ -226,8 +207,8 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 	if m.post, err = inference.SVGPPosterior(m.kern.Bind(pb, KernelPrefix), m.feat.Bind(pb, inducingPfx), m.q(pb), m.opts()); err != nil {
 		return res, fmt.Errorf("activated-svgp: posterior: %w", err)
 	}
-	if batch < n {
-		full, err := posteriorELBO(m.post, m.binder(), m.set, m.lik, train, func(b *param.Bound) (*ad.Node, error) {
+	if batchSize(opt, n) < n {
+		full, err := fullDataELBO(train, m.set, m.post, m.binder(), m.lik, func(b *param.Bound) (*ad.Node, error) {
 			return inference.KL(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), m.q(b), m.opts())
 		})
 		if err != nil {
@@ -240,19 +221,5 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 }
 
 func (m *activatedModel) Predict(x *mat.Dense) (Prediction, error) {
-	if err := checkInputs("activated-svgp", m.post != nil, x, m.dim); err != nil {
-		return Prediction{}, err
-	}
-	mean, varf, err := m.post.Predict(x, m.binder())
-	if err != nil {
-		return Prediction{}, fmt.Errorf("activated-svgp: %w", err)
-	}
-	for i, v := range varf {
-		varf[i] = math.Max(v, 0)
-	}
-	if m.lik.Name() == "gaussian" {
-		return regressionPrediction(mean, varf, m.set.Scalar(noiseName)), nil
-	}
-	p, _ := m.lik.Predict(m.set, likelihoodPfx, mean, varf)
-	return Prediction{Mean: mean, VarF: varf, ProbPositive: p}, nil
+	return variationalPredict("activated-svgp", m.post, m.binder(), m.set, m.lik, m.dim, x)
 }

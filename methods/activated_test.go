@@ -46,8 +46,11 @@ func TestActivatedSVGPFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(phases) != 2 || phases[0] != "init" {
-		t.Errorf("phases %v, want [init lbfgs]", phases)
+	if len(phases) != 2 || phases[0] != "init" || phases[1] != "all" {
+		t.Errorf("phases %v, want [init all]", phases)
+	}
+	if res.Iterations <= 20 || res.Trace[len(res.Trace)-1].Iteration != res.Iterations {
+		t.Errorf("%d iterations, last trace point %d: the phases' counts must add up", res.Iterations, res.Trace[len(res.Trace)-1].Iteration)
 	}
 	if !(res.Objective > res.Trace[0].Objective) {
 		t.Errorf("ELBO %v → %v", res.Trace[0].Objective, res.Objective)
@@ -106,13 +109,7 @@ func TestActivatedSVGPAdamClassification(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wrong := 0
-		for i, p := range pred.ProbPositive {
-			if (p > 0.5) != (test.Y[i] > 0) {
-				wrong++
-			}
-		}
-		if wrong > 10 {
+		if wrong := misclassified(pred, test.Y); wrong > 10 {
 			t.Errorf("%d of 50 misclassified", wrong)
 		}
 	}

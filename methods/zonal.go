@@ -5,8 +5,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"sgplab/gp"
-	"sgplab/gp/ad"
 	"sgplab/gp/inference"
 	"sgplab/gp/kernels"
 	"sgplab/gp/likelihoods"
@@ -31,6 +29,7 @@ func zonalKernelParams(kernel string) []ParamDoc {
 		{Name: "variance", Kind: Float, Default: 1.0, Doc: "initial s(1): k(x, x) = variance·‖x̃‖² (arccos: GPflow's σ²)"},
 		{Name: "lengthscales", Kind: Floats, Default: []float64{1.0}, Doc: "initial lengthscale (one value): κ of the spectral density (sphere-*) or of the chordal distance (chordal-*); unused by arccos"},
 		{Name: "weight_variances", Kind: Floats, Default: []float64{1.0}, Doc: "initial input weight variances w (one value, or one per input dimension): x̃ = (√w∘x, √b); they act as inverse squared lengthscales"},
+		{Name: "ard", Kind: Bool, Default: true, Doc: "one weight variance per input dimension (a single initial value is repeated), as the VISH authors train them; false: one shared weight variance"},
 		{Name: "bias_variance", Kind: Float, Default: 1.0, Doc: "initial bias variance b, the appended coordinate √b (the VISH bias; ratio to the input scale sets how much of the hemisphere the data cover)"},
 		{Name: "bias_columns", Kind: Int, Default: 0, Doc: "copies of √b appended (1 or 2); 0 = automatic: 2 for 1-D inputs (so that d ≥ 3, as the VISH authors do), else 1; zonal sphere-*/chordal-* kernels only (arccos always appends 1)"},
 		{Name: "truncation", Kind: Int, Default: kernels.DefaultTruncation, Doc: "sphere-* kernels: number of levels of the Mercer series that defines the kernel (k(x,x) = variance·ρ² exactly); must exceed the feature levels"},
@@ -62,7 +61,7 @@ func newZonalKernel(method string, p Params, dim int) (kernels.Kernel, error) {
 		return nil, fmt.Errorf("%s: bias_columns = %d, want 0 (automatic), 1 or 2", method, p.Int("bias_columns"))
 	}
 	k, err := kernels.New(p.String("kernel"), dim, kernels.Options{
-		Variance: p.Float("variance"), Lengthscales: initialLengthscales(p), WeightVariances: w, ARD: len(w) > 1,
+		Variance: p.Float("variance"), Lengthscales: initialLengthscales(p), WeightVariances: w, ARD: p.Bool("ard") || len(w) > 1,
 		BiasVariance: p.Float("bias_variance"), BiasColumns: cols, Truncation: p.Int("truncation"),
 	})
 	if err != nil {
@@ -97,24 +96,23 @@ func zonalLikelihood(method, name string, task Task, noise float64, y []float64)
 	return lik, nil
 }
 
-// posteriorELBO is the SVGP ELBO on all of data at the parameters in s,
-// without gradients: Σ_n E_q log p(y_n | f_n) from the marginals of the
-// posterior post (Kuu handled once, Predict works in chunks: memory
-// O(N + M·chunk)) minus the KL term kl. It reports a minibatch fit's
-// objective on the full data.
-func posteriorELBO(post *inference.Posterior, bind inference.Binder, s *param.Set, lik likelihoods.Likelihood, data gp.Data,
-	kl func(b *param.Bound) (*ad.Node, error)) (float64, error) {
-	mean, varf, err := post.Predict(data.X, bind)
-	if err != nil {
-		return 0, err
+// variationalPredict returns the predictive marginals of a posterior at x:
+// the latent mean and variance (clamped at 0), plus the noise for a
+// Gaussian likelihood or p(y = +1) for a probit one.
+func variationalPredict(method string, post *inference.Posterior, bind inference.Binder, s *param.Set, lik likelihoods.Likelihood, dim int, x *mat.Dense) (Prediction, error) {
+	if err := checkInputs(method, post != nil, x, dim); err != nil {
+		return Prediction{}, err
 	}
-	n := data.N()
-	t := ad.NewTape()
-	b := s.Bind(t)
-	expect := ad.Sum(lik.VarExp(b, likelihoodPfx, t.Const(mat.NewDense(n, 1, mean)), t.Const(mat.NewDense(n, 1, varf)), columnOf(data.Y)))
-	k, err := kl(b)
+	mean, varf, err := post.Predict(x, bind)
 	if err != nil {
-		return 0, err
+		return Prediction{}, fmt.Errorf("%s: %w", method, err)
 	}
-	return expect.Scalar() - k.Scalar(), nil
+	for i, v := range varf {
+		varf[i] = max(v, 0)
+	}
+	if lik.Name() == "gaussian" {
+		return regressionPrediction(mean, varf, s.Scalar(noiseName)), nil
+	}
+	p, _ := lik.Predict(s, likelihoodPfx, mean, varf)
+	return Prediction{Mean: mean, VarF: varf, ProbPositive: p}, nil
 }

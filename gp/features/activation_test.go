@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
@@ -175,30 +174,10 @@ func TestActivationGradients(t *testing.T) {
 		t.Run(c.kernel+"-"+c.act, func(t *testing.T) {
 			a := newActSetup(t, c.kernel, c.act, 2, 4, 6, 3)
 			x, y := vishData(25, 2, 9)
-			eval := func(tp *ad.Tape) (*ad.Node, *param.Bound) {
-				b := a.set.Bind(tp)
+			checkSetGradient(t, a.set, func(tp *ad.Tape, b *param.Bound) (*ad.Node, error) {
 				out, _, err := inference.SGPR(a.k.Bind(b, "kern."), a.f.Bind(b, "feat."), tp.Const(x), y, b.Get("noise"), inference.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return out, b
-			}
-			tp := ad.NewTape()
-			out, b := eval(tp)
-			tp.Backward(out)
-			got := b.Gradient()
-			v0 := a.set.Vector()
-			want := fd.Gradient(nil, func(p []float64) float64 {
-				a.set.SetVector(p)
-				o, _ := eval(ad.NewTape())
-				return o.Scalar()
-			}, append([]float64(nil), v0...), &fd.Settings{Formula: fd.Central, Step: 1e-6})
-			a.set.SetVector(v0)
-			for i := range got {
-				if math.Abs(got[i]-want[i]) > 3e-6*math.Max(1, math.Abs(want[i])) {
-					t.Errorf("entry %d: analytic %.10g, finite differences %.10g", i, got[i], want[i])
-				}
-			}
+				return out, err
+			}, 3e-6)
 			w, _ := vishData(3, 2, 10)
 			err := ad.CheckGradient(func(tp *ad.Tape, xs []*ad.Node) *ad.Node {
 				b := a.set.Bind(tp)

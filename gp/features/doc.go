@@ -32,4 +32,14 @@
 // outside the box, since VFF's harmonics are periodic on [a, b] and the
 // prior they represent is wrong within about a lengthscale of the ends:
 // leave a margin of a few lengthscales beyond the data.
+//
+// Spherical features live on the sphere of the bias-augmented inputs of a
+// zonal kernel (kernels.ZonalBound): SphericalHarmonics are the VISH
+// features of Dutordoir, Durrande & Hensman (2020), an orthonormal basis of
+// complete levels of spherical harmonics (package sphere) with a diagonal
+// Kuu = diag(1/λ_ℓ) offered as its precision Λ (KuuStructure), and Phi for
+// the once-only precompute of ΦΦᵀ; Activation are the spherical ReLU and
+// softplus hidden units of activated SVGP, truncated at L levels in Kuu
+// (eq. 7 of Tiao et al. 2023) and in Kuf alike, whose cross-covariance with
+// inducing points (Kuv) is the units' forward pass at those points.
 package features

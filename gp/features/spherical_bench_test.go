@@ -201,3 +201,44 @@ func BenchmarkVISHSVGPStep(b *testing.B) {
 		b.Run(fmt.Sprintf("points/M=%d", m), func(b *testing.B) { run(b, kp, pts, sp) })
 	}
 }
+
+// BenchmarkActivatedSVGP is one full-batch SVGP ELBO and gradient with
+// activation features: N = 10⁴, D = 8, M = 128 softplus units, L = 6,
+// the arc-cosine kernel, directions and weights trained.
+func BenchmarkActivatedSVGP(b *testing.B) {
+	x, y := airlineShaped(10000, 9)
+	ycol := mat.NewDense(len(y), 1, y)
+	k, _ := kernels.New("arccos1", 8, kernels.Options{})
+	s := param.NewSet()
+	_ = k.Declare(s, "kern.")
+	lik := likelihoods.NewGaussian(0.5)
+	_ = lik.Declare(s, "")
+	const m = 128
+	z := mat.NewDense(m, 9, nil)
+	for i := 0; i < m; i++ {
+		copy(z.RawRowView(i), x.RawRowView(i))
+		z.Set(i, 8, 1)
+	}
+	f, err := features.NewActivation("softplus", z, 6)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = f.Declare(s, "feat.")
+	_ = s.Add("q_mu", mat.NewDense(m, 1, nil), param.Identity{})
+	sq := mat.NewDense(m, m, nil)
+	for i := 0; i < m; i++ {
+		sq.Set(i, i, 1)
+	}
+	_ = s.Add("q_sqrt", sq, param.Identity{})
+	for b.Loop() {
+		t := ad.NewTape()
+		bs := s.Bind(t)
+		ve := func(mu, v *ad.Node) *ad.Node { return lik.VarExp(bs, "", mu, v, ycol) }
+		q := inference.Variational{Mu: bs.Get("q_mu"), Sqrt: bs.Get("q_sqrt")}
+		out, _, err := inference.SVGP(k.Bind(bs, "kern."), f.Bind(bs, "feat."), t.Const(x), ve, q, len(y), inference.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.Backward(out)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
@@ -239,30 +238,10 @@ func TestVISHGradients(t *testing.T) {
 		t.Run(kernel, func(t *testing.T) {
 			v := newVishSetup(t, kernel, 2, kernels.Options{Variance: 1.2, Lengthscales: []float64{0.9}, WeightVariances: []float64{0.8, 1.3}, ARD: true, BiasVariance: 0.7, Truncation: 12}, 0.05)
 			f := v.features(t, 4)
-			eval := func(tp *ad.Tape) (*ad.Node, *param.Bound) {
-				kb, b := v.bind(tp)
-				out, _, err := inference.SGPR(kb, f.Bind(b, ""), tp.Const(x), y, b.Get("noise"), inference.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return out, b
-			}
-			tp := ad.NewTape()
-			out, b := eval(tp)
-			tp.Backward(out)
-			got := b.Gradient()
-			v0 := v.set.Vector()
-			want := fd.Gradient(nil, func(p []float64) float64 {
-				v.set.SetVector(p)
-				o, _ := eval(ad.NewTape())
-				return o.Scalar()
-			}, append([]float64(nil), v0...), &fd.Settings{Formula: fd.Central, Step: 1e-6})
-			v.set.SetVector(v0)
-			for i := range got {
-				if math.Abs(got[i]-want[i]) > 2e-6*math.Max(1, math.Abs(want[i])) {
-					t.Errorf("%s: %v: analytic %.10g, finite differences %.10g", kernel, v.set.Names(), got[i], want[i])
-				}
-			}
+			checkSetGradient(t, v.set, func(tp *ad.Tape, b *param.Bound) (*ad.Node, error) {
+				out, _, err := inference.SGPR(v.k.Bind(b, "kern."), f.Bind(b, ""), tp.Const(x), y, b.Get("noise"), inference.Options{})
+				return out, err
+			}, 2e-6)
 		})
 	}
 }

@@ -18,6 +18,7 @@ type ArcCosine struct {
 	variance float64
 	weights  []float64 // 1 or dim values
 	bias     float64
+	diag     radialCache // Σρ^{2n} of the last inputs (arccos_zonal.go)
 }
 
 func newArcCosine(order, dim int, opts Options) (*ArcCosine, error) {

@@ -41,7 +41,7 @@ func (b *arcCosineBound) DiagSum(x *mat.Dense) *ad.Node {
 	if b.w.NeedsGrad() || b.bias.NeedsGrad() {
 		return ad.Sum(b.Diag(b.variance.Tape().Const(x)))
 	}
-	return radialDiagSum(b.AugmentValue(x), b.k.order, b.ShapeAtOne())
+	return b.k.diag.radialDiagSum(x, b.w, b.bias, b.k.dim, 1, b.k.order, b.ShapeAtOne())
 }
 
 // ArcCosineShape returns s_n(t)/σ² = J_n(arccos t)/π.

@@ -151,7 +151,7 @@ func TestChordalClosedForm(t *testing.T) {
 					d := xi[k]/ni - xj[k]/nj
 					d2 += d * d
 				}
-				f, _ := p.eval(d2 / (1.4 * 1.4))
+				f, _ := p.at(d2 / (1.4 * 1.4))
 				want := 0.7 * ni * nj * f
 				if math.Abs(k.At(i, j)-want) > 1e-13*want {
 					t.Errorf("chordal-%s: K[%d,%d] = %.16g, closed form %.16g", p, i, j, k.At(i, j), want)
@@ -298,6 +298,32 @@ func TestAugmentValue(t *testing.T) {
 		want := zb.Augment(zb.ShapeAtOne().Tape().Const(x)).Value()
 		if got := zb.AugmentValue(x); !mat.EqualApprox(got, want, 1e-15) {
 			t.Errorf("%s: AugmentValue %v, Augment %v", name, mat.Formatted(got), mat.Formatted(want))
+		}
+	}
+}
+
+// DiagSum caches Σρ² per input matrix and weight values: it must follow
+// a change of the weight or bias variances and of the inputs.
+func TestZonalDiagSumCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, name := range []string{"sphere-matern32", "arccos2"} {
+		k, _ := New(name, 2, Options{ARD: true})
+		s := param.NewSet()
+		_ = k.Declare(s, "")
+		s.SetAllTrainable(false)
+		x := randMat(rng, 7, 2, 1)
+		for step, w := range []float64{1, 1, 2.5, 2.5} {
+			_ = s.SetValue("weight_variances", mat.NewDense(1, 2, []float64{w, 0.5}))
+			if step == 3 {
+				x = randMat(rng, 7, 2, 1)
+			}
+			tp := ad.NewTape()
+			kb := k.Bind(s.Bind(tp), "")
+			got := DiagSum(tp, kb, x).Scalar()
+			want := ad.Sum(kb.Diag(tp.Const(x))).Scalar()
+			if math.Abs(got-want) > 1e-12*want {
+				t.Errorf("%s step %d: DiagSum %v, Σ Diag %v", name, step, got, want)
+			}
 		}
 	}
 }
