@@ -185,8 +185,15 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, batch.Y) }
 			out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(batch.X), ve, m.q(b), n, m.opts())
 			return out, err
-		}}
-	rep, terr := m.train(ctx, fit, train, opt, start, progress)
+		},
+		// The paper's first phase: q(u) and the directions only.
+		initNames:      []string{QMuName, QSqrtName},
+		initIterations: m.p.Int("init_iterations"),
+	}
+	if m.set.Trainable(activatedDirections) {
+		fit.initNames = append(fit.initNames, activatedDirections)
+	}
+	rep, terr := fit.train(ctx, m.p, train, opt, start, progress)
 	res := NewFitResult(rep, m.set, activatedDirections, QMuName, QSqrtName)
 	res.Extra["num_features"] = float64(mm)
 	if m.feat.Warning() != "" {
@@ -211,49 +218,6 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 		res.Objective = full
 	}
 	return res, trainErr("activated-svgp", terr)
-}
-
-// train runs the shared variational recipe in the paper's two phases:
-// first init_iterations steps on q(u) and the directions only (kernel and
-// likelihood fixed), then opt.Iterations on everything trainable. The
-// reports are joined (iterations and trace continue across phases).
-func (m *activatedModel) train(ctx context.Context, fit variationalFit, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
-	k := m.p.Int("init_iterations")
-	if k == 0 || opt.Iterations == 0 {
-		return fit.train(ctx, m.p, train, opt, start, progress)
-	}
-	names := m.set.Names()
-	flags := make([]bool, len(names))
-	for i, n := range names {
-		flags[i] = m.set.Trainable(n)
-		first := n == QMuName || n == QSqrtName || (n == activatedDirections && flags[i])
-		m.set.SetTrainable(first, n)
-	}
-	o1 := opt
-	o1.Iterations = k
-	phase := func(name string, offset int) func(Progress) {
-		return func(p Progress) {
-			if progress != nil {
-				p.Phase, p.Iteration = name, p.Iteration+offset
-				progress(p)
-			}
-		}
-	}
-	rep1, err := fit.train(ctx, m.p, train, o1, start, phase("init", 0))
-	for i, n := range names {
-		m.set.SetTrainable(flags[i], n)
-	}
-	if err != nil {
-		return rep1, err
-	}
-	rep2, err := fit.train(ctx, m.p, train, opt, start, phase("all", rep1.Iterations))
-	for i := range rep2.Trace {
-		rep2.Trace[i].Iteration += rep1.Iterations
-	}
-	rep2.Trace = append(rep1.Trace, rep2.Trace...)
-	rep2.Iterations += rep1.Iterations
-	rep2.Rejected += rep1.Rejected
-	return rep2, err
 }
 
 func (m *activatedModel) Predict(x *mat.Dense) (Prediction, error) {

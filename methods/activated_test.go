@@ -109,7 +109,7 @@ func TestActivatedSVGPAdamClassification(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wrong := misclassified(pred.ProbPositive, test.Y); wrong > 10 {
+		if wrong := misclassified(pred, test.Y); wrong > 10 {
 			t.Errorf("%d of 50 misclassified", wrong)
 		}
 	}

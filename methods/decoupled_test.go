@@ -266,7 +266,7 @@ func TestDecoupledClassification(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wrong := misclassified(pred.ProbPositive, test.Y)
+		wrong := misclassified(pred, test.Y)
 		t.Logf("%s: ELBO %.4g → %.4g, %d of 50 misclassified", method, res.Trace[0].Objective, res.Objective, wrong)
 		if wrong > 8 {
 			t.Errorf("%s: %d of 50 test points misclassified", method, wrong)
@@ -314,15 +314,4 @@ func TestSphericalOrthogonalBeatsActivated(t *testing.T) {
 	if !(eo > ea) || !(ro < ra) {
 		t.Errorf("orthogonal points did not help: ELBO %.4g → %.4g, RMSE %.3g → %.3g", ea, eo, ra, ro)
 	}
-}
-
-// misclassified counts labels ±1 on the wrong side of p(y = +1) = ½.
-func misclassified(prob, y []float64) int {
-	wrong := 0
-	for i, p := range prob {
-		if (p > 0.5) != (y[i] > 0) {
-			wrong++
-		}
-	}
-	return wrong
 }

@@ -40,6 +40,12 @@ var reproCases = map[string]reproCase{
 	"kernel-approx": {dim: 1, n: 300, iter: 0},
 	"vof-hermite":   {dim: 1, n: 500, iter: 3},
 	"vof-trig":      {dim: 1, n: 500, iter: 3},
+	// The decoupled methods at small sizes; init_iterations shortens the
+	// L-BFGS first phase of solvegp and spherical-orthogonal (default 100).
+	"odvgp":                {raw: map[string]any{"num_inducing": int64(20), "num_orthogonal": int64(20)}, dim: 2, n: 2000, iter: 3},
+	"odvff":                {raw: map[string]any{"frequencies": int64(6), "num_orthogonal": int64(20)}, dim: 2, n: 2000, iter: 3},
+	"solvegp":              {raw: map[string]any{"num_inducing": int64(20), "num_orthogonal": int64(20), "init_iterations": int64(2)}, dim: 2, n: 2000, iter: 3},
+	"spherical-orthogonal": {raw: map[string]any{"num_inducing": int64(20), "num_orthogonal": int64(20), "init_iterations": int64(2)}, dim: 2, n: 2000, iter: 3},
 }
 
 // reproData draws y = Σ_d sin(2x_d) + 0.1ε with x uniform on [−2, 2]^dim.

@@ -80,9 +80,8 @@ type variationalFit struct {
 	objective        func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error)
 	// initNames and initIterations make a first phase of up to
 	// initIterations steps in which only initNames move (the variational
-	// parameters and inducing inputs, kernel and likelihood fixed: Tiao et
-	// al. 2023, App. B.3), before everything moves. Not used with natural
-	// gradients.
+	// parameters and inducing inputs or directions, kernel and likelihood
+	// fixed: Tiao et al. 2023, App. B.3), before everything moves.
 	initNames      []string
 	initIterations int
 }
@@ -113,8 +112,50 @@ func variationalSettings(opt FitOptions, n int, defaultOptimizer string) (optim.
 	return st, nil
 }
 
-// train runs the recipe on the training data.
+// train runs the recipe on the training data: with initNames and
+// initIterations, in two phases (first initIterations steps on initNames
+// only, then opt.Iterations on everything trainable), each a run of the
+// recipe (natural gradients included), with the reports joined
+// (iterations and trace continue across phases).
 func (v variationalFit) train(ctx context.Context, p Params, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
+	if v.initIterations <= 0 || opt.Iterations == 0 || len(v.initNames) == 0 {
+		return v.trainOnce(ctx, p, train, opt, start, progress)
+	}
+	names := v.set.Names()
+	flags := make([]bool, len(names))
+	for i, n := range names {
+		flags[i] = v.set.Trainable(n)
+		v.set.SetTrainable(flags[i] && contains(v.initNames, n), n)
+	}
+	o1 := opt
+	o1.Iterations = v.initIterations
+	phase := func(name string, offset int) func(Progress) {
+		return func(pr Progress) {
+			if progress != nil {
+				pr.Phase, pr.Iteration = name, pr.Iteration+offset
+				progress(pr)
+			}
+		}
+	}
+	rep1, err := v.trainOnce(ctx, p, train, o1, start, phase("init", 0))
+	for i, n := range names {
+		v.set.SetTrainable(flags[i], n)
+	}
+	if err != nil {
+		return rep1, err
+	}
+	rep2, err := v.trainOnce(ctx, p, train, opt, start, phase("all", rep1.Iterations))
+	for i := range rep2.Trace {
+		rep2.Trace[i].Iteration += rep1.Iterations
+	}
+	rep2.Trace = append(rep1.Trace, rep2.Trace...)
+	rep2.Iterations += rep1.Iterations
+	rep2.Rejected += rep1.Rejected
+	return rep2, err
+}
+
+// trainOnce runs the recipe once over the trainable parameters.
+func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
 	n := train.N()
 	batch := batchSize(opt, n)
 	st, err := variationalSettings(opt, n, v.defaultOptimizer)
@@ -127,26 +168,17 @@ func (v variationalFit) train(ctx context.Context, p Params, train gp.Data, opt 
 		return v.objective(t, b, Batch{X: x, Y: y, Full: batch == n})
 	}
 	if !p.Has("natgrad_step") {
-		if v.initIterations <= 0 || opt.Iterations == 0 || len(v.initNames) == 0 {
-			return Train(ctx, v.set, obj, st, st.Method, start, progress)
-		}
-		first := st
-		first.MaxIter = v.initIterations
-		phases := []optim.Phase{{Name: "init", Trainable: v.initNames, Settings: first},
-			{Name: st.Method, Trainable: trainableNames(v.set), Settings: st}}
-		return optim.Train(ctx, v.set, obj, phases, func(pr optim.Progress) {
-			if progress != nil {
-				progress(Progress{Phase: pr.Phase, Iteration: pr.Iteration, Objective: pr.Objective, Elapsed: time.Since(start)})
-			}
-		})
+		return Train(ctx, v.set, obj, st, st.Method, start, progress)
 	}
 	gamma := p.Float("natgrad_step")
 	if st.Method != optim.Adam {
 		return optim.Report{}, fmt.Errorf("natgrad_step pairs natural gradients on q(u) with Adam on the other parameters; optimizer %q is not supported with it", st.Method)
 	}
-	qs := make([]optim.Gaussian, len(v.groups))
-	for i, g := range v.groups {
-		qs[i] = optim.Gaussian{Mu: g.QMu(), Sqrt: g.QSqrt()}
+	var qs []optim.Gaussian
+	for _, g := range v.groups {
+		if v.set.Trainable(g.QMu()) {
+			qs = append(qs, optim.Gaussian{Mu: g.QMu(), Sqrt: g.QSqrt()})
+		}
 	}
 	return optim.TrainNatGrad(ctx, v.set, obj, qs, optim.NatGradSettings{MaxIter: st.MaxIter, Gamma: gamma, LearningRate: st.LearningRate},
 		func(pr optim.Progress) {

@@ -161,7 +161,7 @@ func TestVISHClassification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wrong := misclassified(pred.ProbPositive, test.Y); wrong > 8 {
+	if wrong := misclassified(pred, test.Y); wrong > 8 {
 		t.Errorf("%d of 50 test points misclassified", wrong)
 	}
 	// Same seed, same fit: bitwise.
@@ -203,4 +203,15 @@ func TestVISHBadInput(t *testing.T) {
 	if _, err := model.Predict(train.X); err == nil {
 		t.Error("Predict before Fit accepted")
 	}
+}
+
+// misclassified counts test labels (±1) on the wrong side of p = ½.
+func misclassified(pred Prediction, y []float64) int {
+	wrong := 0
+	for i, p := range pred.ProbPositive {
+		if (p > 0.5) != (y[i] > 0) {
+			wrong++
+		}
+	}
+	return wrong
 }

@@ -284,12 +284,8 @@ func TestDecoupledTitsiasOptimum(t *testing.T) {
 	p.addZ(p.z)
 	se := func(x, z *mat.Dense) *mat.Dense { return seMatrix(x, z, p.vari, p.ls) }
 	kuu, kuf := se(p.z, p.z), se(p.z, p.x)
-	// S = Kuu (Kuu + σ⁻² Kuf Kfu)⁻¹ Kuu, m = σ⁻² S Kuu⁻¹ Kuf y.
-	var sig mat.Dense
-	sig.Mul(kuf, kuf.T())
-	sig.Scale(1/p.noise, &sig)
-	sig.Add(&sig, kuu)
-	s := mul(kuu, inv(&sig), kuu)
+	// S = Kuu (Kuu + σ⁻² Kuf Kfu)⁻¹ Kuu (App. B's S with β = z), m = σ⁻² S Kuu⁻¹ Kuf y.
+	s := appendixBS(p)
 	m := mul(s, inv(kuu), kuf, column(p.y))
 	m.Scale(1/p.noise, m)
 	tape := ad.NewTape()
