@@ -5,6 +5,7 @@ package linalg
 /*
 #cgo LDFLAGS: -lopenblas
 int openblas_get_num_threads(void);
+void openblas_set_num_threads(int);
 */
 import "C"
 
@@ -21,11 +22,18 @@ func init() { blas64.Use(netlib.Implementation{}) }
 // default) or "openblas" (built with -tags openblas).
 func BLASBackend() string { return "openblas" }
 
-// openblasThreads is OpenBLAS's worker-thread count (OPENBLAS_NUM_THREADS,
-// read once by the library when it loads; sgplab's Makefile sets 1 because
-// OpenBLAS's spinning workers fight the goroutines that already use every
-// core).
-var openblasThreads = max(1, int(C.openblas_get_num_threads()))
+// openblasThreads is OpenBLAS's worker-thread count, fixed to one whatever
+// OPENBLAS_NUM_THREADS says: a threaded OpenBLAS gave results that differed
+// in the last bits between two processes running the same spec (the
+// sharded-against-unsharded deploy test caught it), and sgplab already
+// spreads its BLAS calls over every core through goroutines on a fixed
+// partition of the work, which OpenBLAS's spinning workers only fight.
+var openblasThreads = singleThreaded()
+
+func singleThreaded() int {
+	C.openblas_set_num_threads(1)
+	return max(1, int(C.openblas_get_num_threads()))
+}
 
 // syrkThreads is the number of cores one dsyrk call keeps busy.
 func syrkThreads() int { return openblasThreads }
