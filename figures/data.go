@@ -155,6 +155,10 @@ func dimValue(r *run, dim string) string {
 		return strconv.FormatInt(r.Seed, 10)
 	case "profile":
 		return profileName(r.Profile)
+	case "grid":
+		// The [[grid]] name without a "<paper>/" prefix: grids that encode
+		// a configuration (e.g. "relu-arccos-128+128") as a table axis.
+		return r.Grid[strings.LastIndexByte(r.Grid, '/')+1:]
 	}
 	if name, ok := strings.CutPrefix(dim, "param:"); ok {
 		return r.Params[name]

@@ -303,7 +303,7 @@ func validKeys(t reflect.Type) []string {
 
 var (
 	nameRE         = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-	tableDims      = "method, dataset, split, seed, metric, profile, param:NAME"
+	tableDims      = "method, dataset, split, seed, metric, profile, grid, param:NAME"
 	aggregates     = []string{"mean_std", "mean", "median", "min", "max", "last"}
 	figAggregates  = []string{"mean", "median", "min", "max"}
 	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace", "matrix", "curve", "field"}
@@ -559,7 +559,7 @@ func (s *ReportSpec) validate(loc *locator) []error {
 // used on figure axes.
 func checkDim(d string, numeric bool) error {
 	switch {
-	case d == "method", d == "dataset", d == "split", d == "seed", d == "profile":
+	case d == "method", d == "dataset", d == "split", d == "seed", d == "profile", d == "grid":
 		return nil
 	case d == "metric" && !numeric:
 		return nil
@@ -572,7 +572,7 @@ func checkDim(d string, numeric bool) error {
 	}
 	valid := tableDims
 	if numeric {
-		valid = "method, dataset, split, seed, profile, param:NAME, metric:NAME"
+		valid = "method, dataset, split, seed, profile, grid, param:NAME, metric:NAME"
 	}
 	return fmt.Errorf("unknown dimension %q; valid: %s", d, valid)
 }

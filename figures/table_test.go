@@ -235,3 +235,19 @@ func TestTablePoolingIsFootnoted(t *testing.T) {
 		t.Errorf("no pooling footnote:\n%s", md)
 	}
 }
+
+// A run's grid is a grouping dimension (tables whose rows are configurations
+// encoded in grid names): the "<paper>/" prefix the runner may store is
+// dropped, and checkDim accepts it on both kinds of axes.
+func TestGridDimension(t *testing.T) {
+	for _, g := range []string{"spherical-odgp/uci-relu-arccos-m128", "uci-relu-arccos-m128"} {
+		if got := dimValue(&run{Grid: g}, "grid"); got != "uci-relu-arccos-m128" {
+			t.Errorf("dimValue(grid %q) = %q, want uci-relu-arccos-m128", g, got)
+		}
+	}
+	for _, numeric := range []bool{false, true} {
+		if err := checkDim("grid", numeric); err != nil {
+			t.Errorf("checkDim(grid, %v): %v", numeric, err)
+		}
+	}
+}

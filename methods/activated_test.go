@@ -174,3 +174,31 @@ func TestActivatedSVGPReachesHarmonicBound(t *testing.T) {
 		t.Errorf("activated SVGP optimum over q %.8g, harmonic collapsed bound %.8g", rep.Objective, rc.Objective)
 	}
 }
+
+// svgp with the Tiao et al. recipe: an init phase on q(u) and Z (kernel and
+// likelihood fixed), then L-BFGS on everything; a negative count is refused.
+func TestSVGPInitPhase(t *testing.T) {
+	train := smoothData(1, 120, 0.1)
+	model, err := Build("svgp", map[string]any{"num_inducing": int64(15), "init_iterations": int64(10), "whiten": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phases []string
+	res, err := model.Fit(context.Background(), train, FitOptions{Iterations: 40, Seed: 1, Optimizer: "lbfgs"}, func(p Progress) {
+		if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
+			phases = append(phases, p.Phase)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(phases) != 2 || phases[0] != "init" || phases[1] != "lbfgs" {
+		t.Errorf("phases %v, want [init lbfgs]", phases)
+	}
+	if !(res.Objective > res.Trace[0].Objective) {
+		t.Errorf("ELBO %v → %v", res.Trace[0].Objective, res.Objective)
+	}
+	if _, err := Build("svgp", map[string]any{"init_iterations": int64(-1)}); err == nil || !strings.Contains(err.Error(), "init_iterations") {
+		t.Errorf("init_iterations = -1: error %v, want one naming init_iterations", err)
+	}
+}

@@ -31,6 +31,8 @@ func init() {
 		Tasks:   []Task{Regression, Classification},
 		Params: concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams(), VariationalParams(), []ParamDoc{
 			{Name: "whiten", Kind: Bool, Default: true, Doc: "parametrise q over v with u = Lv, Kuu = LLᵀ"},
+			{Name: "init_iterations", Kind: Int, Default: 0,
+				Doc: "first optimise only q(u) and Z (when trained) for up to this many iterations, kernel and likelihood fixed, then everything (the Tiao et al. 2023 recipe, App. B.3: up to 100 L-BFGS steps); 0 skips it"},
 			{Name: "likelihood", Kind: String, Default: "auto", Choices: []string{"auto", "gaussian", "bernoulli"},
 				Doc: "auto: gaussian for regression, bernoulli (probit) for classification"},
 		}),
@@ -43,6 +45,9 @@ func init() {
 			}
 			if err := checkNatGradStep("svgp", p); err != nil {
 				return nil, err
+			}
+			if v := p.Int("init_iterations"); v < 0 {
+				return nil, fmt.Errorf("svgp: init_iterations must be ≥ 0, got %d", v)
 			}
 			return &svgpModel{p: p}, nil
 		},
@@ -125,7 +130,13 @@ func (m *svgpModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, prog
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, bt.Y) }
 			out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(bt.X), ve, m.q(b), n, m.opts())
 			return out, err
-		}}
+		},
+		initIterations: m.p.Int("init_iterations")}
+	for _, nm := range trainableNames(m.set) {
+		if nm == QMuName || nm == QSqrtName || nm == InducingName {
+			fit.initNames = append(fit.initNames, nm)
+		}
+	}
 	rep, terr := fit.train(ctx, m.p, train, opt, start, progress)
 	res := NewFitResult(rep, m.set, InducingName, QMuName, QSqrtName)
 	res.Extra["num_inducing"] = float64(m.feat.Z.RawMatrix().Rows)
