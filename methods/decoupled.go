@@ -196,7 +196,7 @@ func (m *decoupledModel) build(train gp.Data, opt FitOptions) error {
 	baseKind, orthKind := m.basisKinds()
 	switch {
 	case baseKind == basisVFF:
-		im := &intervalModel{method: "vff", p: m.p}
+		im := &intervalModel{method: "vff", p: m.p, newFeature: vffFeature}
 		if err := im.build(x); err != nil {
 			return err
 		}
