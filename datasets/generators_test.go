@@ -3,6 +3,7 @@ package datasets
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -242,6 +243,7 @@ func TestGeneratorDefaultSizes(t *testing.T) {
 	}{
 		{"odvff-gap", nil, 2000, 1000, 1 + 0.15},
 		{"odvff-synthetic", nil, 50000, 1000, 1 + 0.2},
+		{"odvff-periodic", nil, 1000, 3000, 1 + 1 + 0.01},
 		{"iff-synthetic", map[string]any{"kernel": "matern52"}, 10000, 0, 1 + 1/0.774},
 	} {
 		p, err := Prepare(Request{Name: tc.name, Params: tc.params, Seed: 5})
@@ -254,6 +256,44 @@ func TestGeneratorDefaultSizes(t *testing.T) {
 		// One realisation: var(y) is within a factor ~2 of its expectation.
 		if v := stat.Variance(p.Train.Y, nil); v < tc.varY/2 || v > 2*tc.varY {
 			t.Errorf("%s: var(y) = %v, expectation %v", tc.name, v, tc.varY)
+		}
+	}
+}
+
+// TestGeneratorPeriodicComponent checks the added periodic draw: without the
+// Matérn part (variance ≈ 0) and noise, f has the period exactly, so two
+// draws on inputs one period apart agree; bad settings name the field.
+func TestGeneratorPeriodicComponent(t *testing.T) {
+	params := map[string]any{"variance": 1e-4, "noise_variance": 0.0, "n": 300, "n_test": 300}
+	p, err := Prepare(Request{Name: "odvff-periodic", Params: params, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pairs of inputs within 2e-4 of one period apart have nearly equal y.
+	all := append(append([]float64{}, mat.Col(nil, 0, p.Train.X)...), mat.Col(nil, 0, p.Test.X)...)
+	y := append(append([]float64{}, p.Train.Y...), p.Test.Y...)
+	if len(all) != 600 {
+		t.Fatalf("%d inputs, want 600", len(all))
+	}
+	var pairs int
+	for i := range all {
+		for j := range all {
+			if d := math.Abs(math.Abs(all[i]-all[j]) - 0.5); d < 2e-4 && i != j {
+				pairs++
+				// |f(x) − f(x')| ≤ sup|f'|·2e-4, and |f'| stays far below
+				// 250 for l = 0.2, period 0.5, unit variance.
+				if math.Abs(y[i]-y[j]) > 0.08 { // plus the Matérn part, sd 0.01
+					t.Errorf("y(%v) = %v but y(%v) = %v, one period apart", all[i], y[i], all[j], y[j])
+				}
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Fatal("no input pairs one period apart: the check compared nothing")
+	}
+	for _, bad := range []map[string]any{{"dim": 2}, {"period": -1.0}, {"periodic_variance": -1.0}} {
+		if _, err := Prepare(Request{Name: "odvff-periodic", Params: bad, Seed: 1}); err == nil || !strings.Contains(err.Error(), "periodic") {
+			t.Errorf("%v: error %v, want one naming the periodic settings", bad, err)
 		}
 	}
 }

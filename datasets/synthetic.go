@@ -56,6 +56,9 @@ var genParams = []paramSpec{
 	{"structure", "string", "ard (one D-dim GP) | additive (sum of independent 1-D GPs)"},
 	{"method", "string", "auto | cholesky | statespace | rff"},
 	{"rff_features", "int", "random Fourier features for method rff (>= 10000 under auto)"},
+	{"periodic_variance", "float", "if > 0 (1-D only): add an independent periodic GP draw (GPflow form) of this variance, by exact Cholesky"},
+	{"period", "float", "period of the added periodic component"},
+	{"periodic_lengthscale", "float", "lengthscale of the added periodic component"},
 }
 
 func gen(doc string, kv ...any) *generator {
@@ -63,6 +66,7 @@ func gen(doc string, kv ...any) *generator {
 		"kernel": "se", "dim": 1, "n": 500, "n_test": 500, "lengthscale": 1.0, "variance": 1.0,
 		"noise_variance": 0.01, "snr": 0.0, "inputs": "uniform", "low": 0.0, "high": 1.0, "width": 0.0, "input_std": 1.0,
 		"gap_low": 0.45, "gap_high": 0.55, "structure": "ard", "method": "auto", "rff_features": 10000,
+		"periodic_variance": 0.0, "period": 1.0, "periodic_lengthscale": 1.0,
 	}}
 	for i := 0; i < len(kv); i += 2 {
 		g.defaults[kv[i].(string)] = kv[i+1]
@@ -123,6 +127,11 @@ func registerGenerators() {
 	add(&entry{name: "airline-synthetic", task: Regression, papers: []string{pVISH}, format: fmtSynthetic, protocol: ProtoSynthetic,
 		scaling: ScaleUnitBox, gen: airlineSyntheticGenerator(), n: airlineSynthRows, d: 8,
 		notes: "SYNTHETIC: airline-shaped (N, D = 8, column marginals, explained variance 0.17), not flight data; for timing only"})
+	// odvff-spec §3 E5 (App. C, Fig. 3) with decision §6.17: domain [0,1],
+	// both variances 1, noise variance 0.01.
+	synth("odvff-periodic", []string{pODVFF}, gen("ODVFF App. C (Fig. 3): U[0,1], Matern-3/2 l=0.2 v=1 plus periodic (period 0.5, l=0.2, v=1), noise var 0.01, 1000 train / 3000 test",
+		"kernel", "matern32", "n", 1000, "n_test", 3000, "lengthscale", 0.2, "noise_variance", 0.01,
+		"periodic_variance", 1.0, "period", 0.5, "periodic_lengthscale", 0.2, "method", "cholesky"))
 	synth("odvff-synthetic", []string{pODVFF}, gen("ODVFF Sec. 5.1: U[0,1]^D, Matern-3/2 l=0.1 v=1, noise var 0.2, N in {50000,100000}, 1000 test; additive generator by default (spec §6.4)",
 		"kernel", "matern32", "n", 50000, "n_test", 1000, "lengthscale", 0.1, "noise_variance", 0.2, "structure", "additive"))
 }
@@ -134,6 +143,7 @@ type config struct {
 	kernel, inputs, structure, method string
 	dim, n, nTest, rffFeatures        int
 	ls, variance, noise               float64
+	periodicVariance, period, perLs   float64
 	low, high, width, inputStd        float64
 	gapLow, gapHigh                   float64
 }
@@ -164,6 +174,7 @@ func (g *generator) resolve(p map[string]any) (config, error) {
 	c.ls, c.variance, c.noise = fl("lengthscale"), fl("variance"), fl("noise_variance")
 	c.low, c.high, c.width, c.inputStd = fl("low"), fl("high"), fl("width"), fl("input_std")
 	c.gapLow, c.gapHigh = fl("gap_low"), fl("gap_high")
+	c.periodicVariance, c.period, c.perLs = fl("periodic_variance"), fl("period"), fl("periodic_lengthscale")
 	snr := fl("snr")
 	if err := errors.Join(errs...); err != nil {
 		return c, err
@@ -202,6 +213,9 @@ func (g *generator) resolve(p map[string]any) (config, error) {
 		return c, fmt.Errorf("gap (%v, %v) must lie inside [%v, %v]", c.gapLow, c.gapHigh, c.low, c.high)
 	case c.structure != "ard" && c.structure != "additive":
 		return c, fmt.Errorf("unknown structure %q; valid: ard, additive", c.structure)
+	case c.periodicVariance < 0 || (c.periodicVariance > 0 && (c.dim != 1 || !(c.period > 0) || !(c.perLs > 0))):
+		return c, fmt.Errorf("periodic_variance > 0 needs dim = 1, period > 0 and periodic_lengthscale > 0 (got periodic_variance %v, dim %d, period %v, periodic_lengthscale %v)",
+			c.periodicVariance, c.dim, c.period, c.perLs)
 	}
 	switch c.inputs {
 	case "uniform", "gaussian", "mixture", "uniform-gap":
@@ -255,6 +269,20 @@ func (g *generator) make(p map[string]any, rng *rand.Rand) (train, test gp.Data,
 	f, method, err := sampleF(c, x, rng)
 	if err != nil {
 		return train, test, nil, err
+	}
+	if c.periodicVariance > 0 {
+		// f + g with g an independent periodic GP is a draw of the sum
+		// kernel (ODVFF App. C: Matérn-3/2 + periodic).
+		cp := c
+		cp.kernel, cp.variance, cp.ls = "periodic", c.periodicVariance, c.perLs
+		g, err := sampleCholesky(cp, x, rng)
+		if err != nil {
+			return train, test, nil, err
+		}
+		for i := range f {
+			f[i] += g[i]
+		}
+		method += fmt.Sprintf(" + periodic(var=%g, period=%g, l=%g, exact cholesky)", c.periodicVariance, c.period, c.perLs)
 	}
 	y := make([]float64, ntot)
 	sd := math.Sqrt(c.noise)
@@ -312,7 +340,7 @@ func maternNu(name string) float64 {
 // groundTruth builds the generating kernel with gp/kernels, the project's
 // one kernel implementation, and its hyperparameters.
 func groundTruth(c config, dim int) (kernels.Kernel, *param.Set, error) {
-	k, err := kernels.New(c.kernel, dim, kernels.Options{Variance: c.variance, Lengthscales: []float64{c.ls}})
+	k, err := kernels.New(c.kernel, dim, kernels.Options{Variance: c.variance, Lengthscales: []float64{c.ls}, Period: c.period})
 	if err != nil {
 		return nil, nil, err
 	}

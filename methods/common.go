@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,7 +55,11 @@ func KernelParamsFor(d KernelDefaults) []ParamDoc {
 	name := cmp.Or(d.Kernel, "se")
 	choices := d.Choices
 	if choices == nil {
-		choices = kernels.Names()
+		// The additive Matérn and SE kernels (f = Σ_d f_d of 1-D kernels) are
+		// the composites papers use as baselines (ODVFF §5: additive
+		// Matérn-3/2 for SVGP, ODVGP and SGPR); kernels.New builds any other
+		// composite too, but the choice list names only these.
+		choices = slices.Concat(kernels.Names(), []string{"additive(se)", "additive(matern12)", "additive(matern32)", "additive(matern52)"})
 	}
 	var out []ParamDoc
 	if !d.Fixed {
