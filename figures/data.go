@@ -144,7 +144,17 @@ func integer(v any) int64 {
 // dimValue is the value of a grouping dimension for a run ("" if the run has
 // no such parameter). The metric dimension is resolved by the caller.
 func dimValue(r *run, dim string) string {
+	if parts := strings.Split(dim, "+"); len(parts) > 1 {
+		vs := make([]string, len(parts))
+		for i, part := range parts {
+			vs[i] = dimValue(r, part)
+		}
+		return strings.Join(vs, joinSep)
+	}
 	switch dim {
+	case "grid":
+		// Stored as "<paper>/<grid>" or "<grid>": the [[grid]] name.
+		return r.Grid[strings.LastIndex(r.Grid, "/")+1:]
 	case "method":
 		return r.Method
 	case "dataset":
