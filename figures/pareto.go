@@ -49,12 +49,15 @@ func paretoFront(pts []frontPoint) []frontPoint {
 }
 
 // panelFront aggregates a panel's runs into one point per series and
-// configuration (all parameters but split and seed, and the grid) and
-// returns its Pareto front.
+// configuration (grid and all parameters but split and seed) and returns
+// its Pareto front. A point is labelled by its series, its grid and the
+// parameters that vary between the series' configurations (e.g. "sgpr
+// [collapsed-large]" or "sgpr num_inducing=80").
 func panelFront(fs FigureSpec, rs []*run, seriesOf func(*run) string, rc *renderCtx) []frontPoint {
 	type acc struct {
-		xs, ys []float64
-		label  string
+		xs, ys       []float64
+		series, grid string
+		params       map[string]string
 	}
 	groups := map[string]*acc{}
 	var keys []string
@@ -67,11 +70,7 @@ func panelFront(fs FigureSpec, rs []*run, seriesOf func(*run) string, rc *render
 		k := seriesOf(r) + "\x00" + dimValue(r, "grid") + "\x00" + configKey(r)
 		g, ok := groups[k]
 		if !ok {
-			label := rc.label(seriesOf(r))
-			if grid := dimValue(r, "grid"); grid != "" && !strings.Contains(seriesOf(r), grid) {
-				label += " [" + grid + "]"
-			}
-			g = &acc{label: label}
+			g = &acc{series: seriesOf(r), grid: dimValue(r, "grid"), params: r.Params}
 			groups[k] = g
 			keys = append(keys, k)
 		}
@@ -79,12 +78,38 @@ func panelFront(fs FigureSpec, rs []*run, seriesOf func(*run) string, rc *render
 		g.ys = append(g.ys, y)
 	}
 	sort.Strings(keys)
+	// What varies between the configurations of one series names its points.
+	grids := map[string]map[string]bool{}
+	vals := map[string]map[string]map[string]bool{}
+	for _, k := range keys {
+		g := groups[k]
+		if grids[g.series] == nil {
+			grids[g.series], vals[g.series] = map[string]bool{}, map[string]map[string]bool{}
+		}
+		grids[g.series][g.grid] = true
+		for n, v := range g.params {
+			if vals[g.series][n] == nil {
+				vals[g.series][n] = map[string]bool{}
+			}
+			vals[g.series][n][v] = true
+		}
+	}
 	pts := make([]frontPoint, 0, len(keys))
 	for _, k := range keys {
 		g := groups[k]
+		label := rc.label(g.series)
+		if len(grids[g.series]) > 1 && !strings.Contains(g.series, g.grid) {
+			label += " [" + g.grid + "]"
+		} else {
+			for _, n := range sortedKeys(vals[g.series]) {
+				if len(vals[g.series][n]) > 1 && n != "split" && n != "seed" {
+					label += " " + n + "=" + g.params[n]
+				}
+			}
+		}
 		x, _, _ := bandOf(g.xs, fs.Aggregate, "none")
 		y, _, _ := bandOf(g.ys, fs.Aggregate, "none")
-		pts = append(pts, frontPoint{x: x, y: y, label: g.label})
+		pts = append(pts, frontPoint{x: x, y: y, label: label})
 	}
 	return paretoFront(pts)
 }

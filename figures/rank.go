@@ -72,7 +72,7 @@ func dimPart(dim, v, part string) (string, bool) {
 func meanRankTable(base *builtTable) *builtTable {
 	t := &builtTable{
 		Spec: base.Spec, Title: base.Title, Cells: map[[2]string]*cell{},
-		Footnotes: base.Footnotes, digits: 1, labels: base.labels,
+		Footnotes: append([]string(nil), base.Footnotes...), digits: 1, labels: base.labels,
 		rankDirection: base.Spec.Rank,
 	}
 	// Shown as plain numbers: the ranks themselves, no "(n)" suffix.
@@ -103,9 +103,12 @@ func meanRankTable(base *builtTable) *builtTable {
 		for _, c := range base.Cols {
 			bc := base.cell(r, c)
 			nc := &cell{Row: r, Col: c, Value: math.NaN(), Stats: summarise(nil), Note: bc.Note, NA: bc.NA}
-			if bc.Rank > 0 {
+			switch {
+			case bc.Rank > 0:
 				nc.Value, nc.Stats, nc.Best = bc.Rank, summarise([]float64{bc.Rank}), bc.Rank == 1
 				n++
+			case !math.IsNaN(bc.Value):
+				nc.Note = t.footnote("not ranked: fewer than two rows have a value in this column")
 			}
 			t.Cells[[2]string{r, c}] = nc
 		}
