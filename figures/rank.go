@@ -15,6 +15,7 @@ const joinSep = " · "
 type NotApplicable struct {
 	Methods  []string `toml:"methods"`  // empty: every method
 	Datasets []string `toml:"datasets"` // empty: every dataset
+	Grids    []string `toml:"grids"`    // empty: every grid (read from a joined dimension, e.g. method+grid)
 	Reason   string   `toml:"reason"`
 }
 
@@ -22,8 +23,11 @@ type NotApplicable struct {
 // The method and dataset are read from the row and column values, also
 // from joined dimensions such as "method+grid".
 func (rc *renderCtx) notApplicable(rowDim, rv, colDim, cv string) string {
-	method, dataset := "", ""
+	method, dataset, grid := "", "", ""
 	for _, d := range []struct{ dim, v string }{{rowDim, rv}, {colDim, cv}} {
+		if g, ok := dimPart(d.dim, d.v, "grid"); ok {
+			grid = g
+		}
 		if m, ok := dimPart(d.dim, d.v, "method"); ok {
 			method = m
 		}
@@ -36,6 +40,9 @@ func (rc *renderCtx) notApplicable(rowDim, rv, colDim, cv string) string {
 			continue
 		}
 		if len(na.Datasets) > 0 && (dataset == "" || !contains(na.Datasets, dataset)) {
+			continue
+		}
+		if len(na.Grids) > 0 && (grid == "" || !contains(na.Grids, grid)) {
 			continue
 		}
 		return na.Reason
