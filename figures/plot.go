@@ -46,8 +46,11 @@ var seriesDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2
 
 func seriesColor(i int) color.NRGBA { return seriesColors[i%len(seriesColors)] }
 
+// seriesGlyph shifts the marker by one per pass through the colours, so
+// that series i and i+8 (same colour) differ in marker too.
 func seriesGlyph(i int) draw.GlyphStyle {
-	return draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3), Shape: seriesGlyphs[i%len(seriesGlyphs)]}
+	shape := seriesGlyphs[(i+i/len(seriesColors))%len(seriesGlyphs)]
+	return draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3), Shape: shape}
 }
 
 func seriesLine(i int) draw.LineStyle {
