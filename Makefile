@@ -19,10 +19,10 @@ endif
 # per call unless the caller sets it.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: build test fmt-check vet bench fuzz example-csv demo reproduce-% clean help
+.PHONY: build test fmt-check vet bench fuzz example-csv demo reproduce-% leaderboard leaderboard-report clean help
 
 help:
-	@echo "make build | test | bench | fuzz [FUZZTIME=30s FUZZPKGS=./...] | demo | example-csv | reproduce-<paper> [PROFILE=quick|full] | clean"
+	@echo "make build | test | bench | fuzz [FUZZTIME=30s FUZZPKGS=./...] | demo | example-csv | reproduce-<paper> [PROFILE=quick|full] | leaderboard [PROFILE=quick|full] [SHARD=i/n] | clean"
 	@echo "papers: $(PAPERS)"
 
 build:
@@ -71,6 +71,23 @@ reproduce-%: build
 	@# the report still follows and lists them with how to get the data.
 	$(SGPLAB) run --profile $(PROFILE) paper_configs/$*.toml || [ $$? -eq 3 ]
 	$(SGPLAB) report --profile $(PROFILE) paper_configs/$*.toml
+
+# Every registered method on the same seeded splits, at two sizes, with its
+# cost (issue 19): experiments/leaderboard.toml. PROFILE=quick (default,
+# ≤ 30 min on an idle 2-core machine) or full. SHARD=i/n runs one shard
+# into out/leaderboard/shard-i-of-n.db; then `sgplab results merge
+# out/leaderboard/shard-*.db -o out/leaderboard/results.db` and
+# `make leaderboard-report` (see the README).
+leaderboard: build
+ifeq ($(SHARD),)
+	$(SGPLAB) run --profile $(PROFILE) experiments/leaderboard.toml || [ $$? -eq 3 ]
+	$(SGPLAB) report --profile $(PROFILE) experiments/leaderboard.toml
+else
+	$(SGPLAB) run --profile $(PROFILE) --shard $(SHARD) --db out/leaderboard/shard-$(subst /,-of-,$(SHARD)).db experiments/leaderboard.toml || [ $$? -eq 3 ]
+endif
+
+leaderboard-report: build
+	$(SGPLAB) report --profile $(PROFILE) experiments/leaderboard.toml
 
 clean:
 	rm -rf bin out

@@ -144,7 +144,17 @@ func integer(v any) int64 {
 // dimValue is the value of a grouping dimension for a run ("" if the run has
 // no such parameter). The metric dimension is resolved by the caller.
 func dimValue(r *run, dim string) string {
+	if parts := strings.Split(dim, "+"); len(parts) > 1 {
+		vs := make([]string, len(parts))
+		for i, part := range parts {
+			vs[i] = dimValue(r, part)
+		}
+		return strings.Join(vs, joinSep)
+	}
 	switch dim {
+	case "grid":
+		// Stored as "<paper>/<grid>" or "<grid>": the [[grid]] name.
+		return r.Grid[strings.LastIndex(r.Grid, "/")+1:]
 	case "method":
 		return r.Method
 	case "dataset":
@@ -155,10 +165,6 @@ func dimValue(r *run, dim string) string {
 		return strconv.FormatInt(r.Seed, 10)
 	case "profile":
 		return profileName(r.Profile)
-	case "grid":
-		// The [[grid]] name without a "<paper>/" prefix: grids that encode
-		// a configuration (e.g. "relu-arccos-128+128") as a table axis.
-		return r.Grid[strings.LastIndexByte(r.Grid, '/')+1:]
 	}
 	if name, ok := strings.CutPrefix(dim, "param:"); ok {
 		return r.Params[name]

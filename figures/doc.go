@@ -11,7 +11,11 @@
 //     difference;
 //   - PNG and SVG figures drawn with gonum/plot: line plots with error bars,
 //     shaded bands, scatter plots, heatmaps with a colour bar and training
-//     traces, optionally as a grid of panels and on log axes;
+//     traces, Pareto figures (cost against quality with the front drawn),
+//     optionally as a grid of panels and on log axes;
+//   - leaderboards: mean-rank tables (kind = "mean_rank", rank.go) over
+//     joined dimensions such as "method+grid", with cells of methods that
+//     cannot run on a dataset marked "n/a" and why ([[report.not_applicable]]);
 //   - an index.md that shows everything together with the claim verdicts.
 //
 // Nothing is passed off as something else: a reduced profile (e.g. "quick")

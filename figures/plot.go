@@ -46,8 +46,11 @@ var seriesDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2
 
 func seriesColor(i int) color.NRGBA { return seriesColors[i%len(seriesColors)] }
 
+// seriesGlyph shifts the marker by one per pass through the colours, so
+// that series i and i+8 (same colour) differ in marker too.
 func seriesGlyph(i int) draw.GlyphStyle {
-	return draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3), Shape: seriesGlyphs[i%len(seriesGlyphs)]}
+	shape := seriesGlyphs[(i+i/len(seriesColors))%len(seriesGlyphs)]
+	return draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3), Shape: shape}
 }
 
 func seriesLine(i int) draw.LineStyle {
@@ -77,6 +80,8 @@ type figure struct {
 	colorbar *plot.Plot   // heatmap colour scale, or nil
 	panelW   vg.Length
 	panelH   vg.Length
+	// fronts lists each panel's Pareto front ("pareto" figures), for index.md.
+	fronts []string
 }
 
 // point is one aggregated point of a series with its band.
@@ -236,6 +241,22 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 				legendAdded[sname] = true
 			}
 		}
+		if fs.Kind == "pareto" {
+			var mine []*run
+			for _, r := range used {
+				if panelOf(r) == pname {
+					mine = append(mine, r)
+				}
+			}
+			th, err := f.drawFront(p, panelFront(fs, mine, seriesOf, rc), pname, rc)
+			if err != nil {
+				return nil, err
+			}
+			if th != nil && !legendAdded["\x00front"] {
+				legend.Add("Pareto front", th)
+				legendAdded["\x00front"] = true
+			}
+		}
 		if th := f.drawClamped(p); th != nil && !legendAdded["\x00clamped"] {
 			legend.Add("mean ≤ 0 (drawn at the floor)", th)
 			legendAdded["\x00clamped"] = true
@@ -292,6 +313,9 @@ func describeFigure(fs FigureSpec, rc *renderCtx) string {
 		return fmt.Sprintf("colour is the %s of %s over splits and seeds (%s profile)", fs.Aggregate, dimLabel(fs.Z), rc.profile)
 	}
 	s := fmt.Sprintf("%s over splits and seeds", fs.Aggregate)
+	if fs.Kind == "pareto" {
+		s = fmt.Sprintf("one point per %s and configuration: %s over splits and seeds; dashed: the Pareto front (lower is better on both axes)", dimLabel(fs.Series), fs.Aggregate)
+	}
 	if fs.Band != "none" {
 		kind := "error bars"
 		if fs.Kind == "band" {
@@ -424,7 +448,7 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 	}
 	p.Add(line, scatter)
 	thumbs = append(thumbs, line, scatter)
-	if fs.Kind == "line" && fs.Band != "none" {
+	if (fs.Kind == "line" || fs.Kind == "pareto") && fs.Band != "none" {
 		if b := xyBand(pts); b.hasYErr() {
 			eb, err := plotter.NewYErrorBars(b)
 			if err != nil {

@@ -239,7 +239,7 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 		rc.grids = ts.GridSet
 		t := buildTable(ts, runsOf(ts.GridSet), rc)
 		for _, c := range t.Cells {
-			if c.Stats.N == 0 {
+			if c.Stats.N == 0 && !c.NA {
 				sum.Missing++
 			}
 		}
@@ -540,6 +540,12 @@ func (rc *renderCtx) writeIndexFigure(b *strings.Builder, fs FigureSpec, fig *fi
 	fmt.Fprintf(b, "Ours: %s.\n\n", fig.describe)
 	if fs.Paper != "" {
 		fmt.Fprintf(b, "**Paper:** %s\n\n", fs.Paper)
+	}
+	for _, fr := range fig.fronts {
+		fmt.Fprintf(b, "- Pareto %s\n", fr)
+	}
+	if len(fig.fronts) > 0 {
+		b.WriteString("\n")
 	}
 	for _, w := range fig.warnings {
 		fmt.Fprintf(b, "- note: %s\n", w)

@@ -46,11 +46,19 @@ type ReportMeta struct {
 	// Derive defines per-run values computed by SQL at report time (see
 	// DeriveSpec).
 	Derive []DeriveSpec `toml:"derive"`
+	// NotApplicable marks table cells of methods that cannot run on a
+	// dataset (by design, not by failure): shown as "n/a" with the reason.
+	NotApplicable []NotApplicable `toml:"not_applicable"`
 }
 
 // TableSpec is one [[table]].
 type TableSpec struct {
-	Name    string   `toml:"name"`
+	Name string `toml:"name"`
+	// Kind is "cells" (default: one aggregate per cell) or "mean_rank": the
+	// rows are ranked within each column by the one metric (e.g. methods
+	// within each dataset), and the table shows those ranks with each row's
+	// mean rank, rows sorted by it (see rank.go).
+	Kind    string   `toml:"kind"`
 	Title   string   `toml:"title"`
 	Caption string   `toml:"caption"`
 	Grid    string   `toml:"grid"`
@@ -90,7 +98,7 @@ type PaperValue struct {
 type FigureSpec struct {
 	Name    string   `toml:"name"`
 	Title   string   `toml:"title"`
-	Kind    string   `toml:"kind"` // line | scatter | band | heatmap | trace
+	Kind    string   `toml:"kind"` // line | scatter | band | heatmap | trace | pareto | matrix | curve | field
 	Grid    string   `toml:"grid"`
 	GridSet []string `toml:"grids"`
 	X       string   `toml:"x"`
@@ -303,10 +311,11 @@ func validKeys(t reflect.Type) []string {
 
 var (
 	nameRE         = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-	tableDims      = "method, dataset, split, seed, metric, profile, grid, param:NAME"
+	tableDims      = "method, dataset, split, seed, metric, profile, grid, param:NAME, or several joined by + (method+grid)"
 	aggregates     = []string{"mean_std", "mean", "median", "min", "max", "last"}
 	figAggregates  = []string{"mean", "median", "min", "max"}
-	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace", "matrix", "curve", "field"}
+	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace", "matrix", "curve", "field", "pareto"}
+	tableKinds     = []string{"cells", "mean_rank"}
 	bands          = []string{"std", "2std", "minmax", "none"}
 	rankDirections = []string{"lower", "higher"}
 )
@@ -379,6 +388,24 @@ func (s *ReportSpec) validate(loc *locator) []error {
 			t.Aggregate = "mean_std"
 		} else if !contains(aggregates, t.Aggregate) {
 			bad(p+".aggregate", "unknown aggregate %q; valid: %s", t.Aggregate, list(aggregates))
+		}
+		if t.Kind == "" {
+			t.Kind = "cells"
+		}
+		if !contains(tableKinds, t.Kind) {
+			bad(p+".kind", "unknown table kind %q; valid: %s", t.Kind, list(tableKinds))
+		}
+		if t.Kind == "mean_rank" {
+			if t.Rank == "" {
+				bad(p+".rank", "a mean_rank table needs rank = \"lower\" or \"higher\"")
+			}
+			if len(t.Metrics) != 1 {
+				bad(p+".metric", "a mean_rank table ranks one metric")
+			}
+			if t.RankAcross == "columns" {
+				bad(p+".rank_across", "a mean_rank table ranks its rows within each column (rank_across = \"rows\")")
+			}
+			t.RankAcross = "rows"
 		}
 		if t.Rank != "" && !contains(rankDirections, t.Rank) {
 			bad(p+".rank", "unknown rank %q; valid: %s (which is better)", t.Rank, list(rankDirections))
@@ -476,6 +503,16 @@ func (s *ReportSpec) validate(loc *locator) []error {
 			if !strings.HasPrefix(f.Z, "metric:") || len(f.Z) == len("metric:") {
 				bad(p+".z", "a heatmap needs z = \"metric:NAME\" (the colour), got %q", f.Z)
 			}
+		case "pareto":
+			// Cost against quality: both axes are metrics, lower is better.
+			for _, d := range []struct{ key, v string }{{"x", f.X}, {"y", f.Y}} {
+				if !strings.HasPrefix(d.v, "metric:") || len(d.v) == len("metric:") {
+					bad(p+"."+d.key, "a pareto figure needs %s = \"metric:NAME\" (lower is better), got %q", d.key, d.v)
+				}
+			}
+			if f.ReferenceMethod != "" {
+				bad(p+".reference_method", "a pareto figure draws every method as points; reference_method is for line and band figures")
+			}
 		case "line", "band", "scatter":
 			if err := checkDim(f.X, true); err != nil {
 				bad(p+".x", "x: %v", err)
@@ -558,6 +595,17 @@ func (s *ReportSpec) validate(loc *locator) []error {
 // checkDim validates a grouping dimension; numeric allows metric:NAME,
 // used on figure axes.
 func checkDim(d string, numeric bool) error {
+	if parts := strings.Split(d, "+"); len(parts) > 1 {
+		for _, part := range parts {
+			if part == "metric" || strings.HasPrefix(part, "metric:") {
+				return fmt.Errorf("dimension %q: a metric cannot be joined with +", d)
+			}
+			if err := checkDim(part, false); err != nil {
+				return fmt.Errorf("dimension %q: %w", d, err)
+			}
+		}
+		return nil
+	}
 	switch {
 	case d == "method", d == "dataset", d == "split", d == "seed", d == "profile", d == "grid":
 		return nil

@@ -15,7 +15,9 @@ type cell struct {
 	Value    float64 // the aggregate shown; NaN when absent
 	Rank     float64 // 0 when not ranked
 	Best     bool
-	Note     int // footnote number, 0 for none
+	Note     int  // footnote number, 0 for none
+	NA       bool // not applicable by design ([[report.not_applicable]])
+	Count    bool // a count: printed as an integer
 }
 
 // paperRow is one of the paper's numbers beside ours.
@@ -35,8 +37,11 @@ type builtTable struct {
 	MeanRank  map[string]float64 // mean rank of each ranked entry, when ranked
 	Footnotes []string
 	Paper     []paperRow
-	digits    int
-	labels    map[string]string
+	// rankDirection is the source table's rank ("lower"/"higher") in a
+	// mean_rank table, whose own cells are ranks.
+	rankDirection string
+	digits        int
+	labels        map[string]string
 }
 
 func (t *builtTable) cell(r, c string) *cell { return t.Cells[[2]string{r, c}] }
@@ -137,6 +142,10 @@ func buildTable(ts TableSpec, runs []*run, rc *renderCtx) *builtTable {
 			c := &cell{Row: rv, Col: cv, Value: math.NaN(), Stats: summarise(nil)}
 			t.Cells[k] = c
 			if len(os) == 0 {
+				if why := rc.notApplicable(ts.Rows, rv, ts.Columns, cv); why != "" {
+					c.NA, c.Note = true, t.footnote("not applicable: "+why)
+					continue
+				}
 				c.Note = t.footnote(rc.explainMissing(filtered, ts.Rows, rv, ts.Columns, cv, metrics))
 				continue
 			}
@@ -176,6 +185,9 @@ func buildTable(ts TableSpec, runs []*run, rc *renderCtx) *builtTable {
 			}
 		}
 		t.Paper = append(t.Paper, pr)
+	}
+	if ts.Kind == "mean_rank" {
+		return meanRankTable(t)
 	}
 	return t
 }
@@ -283,8 +295,14 @@ func pooledNote(os []obs, ts TableSpec) string {
 
 // text of a cell: "mean ± std" or the aggregate, or "—" when absent.
 func (t *builtTable) cellText(c *cell) string {
+	if c.NA {
+		return "n/a"
+	}
 	if math.IsNaN(c.Value) {
 		return "—"
+	}
+	if c.Count {
+		return strconv.FormatFloat(c.Value, 'f', 0, 64)
 	}
 	if t.Spec.Aggregate == "mean_std" {
 		return fmtNum(c.Stats.Mean, t.digits) + " ± " + fmtNum(c.Stats.Std, t.digits)

@@ -26,7 +26,11 @@ func (t *builtTable) markdown(profile string) string {
 	if t.Spec.Caption != "" {
 		fmt.Fprintf(&b, "%s\n\n", t.Spec.Caption)
 	}
-	fmt.Fprintf(&b, "Ours (%s profile), %s of %s over splits and seeds", profile, aggName(t.Spec.Aggregate), t.metricNames())
+	if t.Spec.Kind == "mean_rank" {
+		fmt.Fprintf(&b, "Ours (%s profile): rank by the mean %s over splits and seeds within each %s (1 = best, %s is better; ties share the mean rank), then each row's mean rank over the %ss where it was ranked; best in bold", profile, t.metricNames(), dimLabel(t.Spec.Columns), t.rankDirection, dimLabel(t.Spec.Columns))
+	} else {
+		fmt.Fprintf(&b, "Ours (%s profile), %s of %s over splits and seeds", profile, aggName(t.Spec.Aggregate), t.metricNames())
+	}
 	if t.Spec.Rank != "" {
 		fmt.Fprintf(&b, "; (n) is the rank, %s is better, best in bold", t.Spec.Rank)
 	}

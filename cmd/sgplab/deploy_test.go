@@ -53,7 +53,6 @@ func metricsOf(t *testing.T, db string) map[string]string {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	// Timings and the load average differ between sweeps: left out.
 	_, rows, err := st.Query(`SELECT r.id, r.status, group_concat(m.name || '=' || quote(m.value), ' ')
 		FROM runs r LEFT JOIN (SELECT * FROM metrics WHERE name NOT LIKE '%second%' AND name NOT LIKE 'x_load_avg%' ORDER BY name) m ON m.run_id = r.id
 		GROUP BY r.id`)
