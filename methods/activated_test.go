@@ -192,8 +192,8 @@ func TestSVGPInitPhase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(phases) != 2 || phases[0] != "init" || phases[1] != "lbfgs" {
-		t.Errorf("phases %v, want [init lbfgs]", phases)
+	if len(phases) != 2 || phases[0] != "init" || phases[1] != "all" {
+		t.Errorf("phases %v, want [init all] (the variational recipe's two phases)", phases)
 	}
 	if !(res.Objective > res.Trace[0].Objective) {
 		t.Errorf("ELBO %v → %v", res.Trace[0].Objective, res.Objective)
