@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -64,8 +65,10 @@ func (s *RunSpec) ShortLabel(swept []string) string {
 
 // Cost is a run's expected cost in arbitrary units, for the ETA: the
 // optimiser's iterations times the per-iteration cost of the method,
-// O(N M² + M³) for M inducing features and O(N³) for exact methods, with
-// N the training size given by size (≤ 0 when unknown: 1000 is assumed).
+// O(N³) for the exact methods (exactMethods) and O(N M² + M³) for the rest,
+// with N the training size given by size (≤ 0 when unknown: 1000 is
+// assumed) and M the number of inducing variables read from the method's
+// parameters (inducingCount; defaultInducing when it names none).
 func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
 	n := 0
 	if size != nil {
@@ -75,17 +78,43 @@ func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
 		n = 1000
 	}
 	N := float64(n)
-	m := 0.0
-	for _, k := range positiveParams {
-		if v, ok := number(s.Params[k]); ok && v > 0 {
-			m = min(v, N)
-		}
-	}
 	per := N * N * N / 3 // exact GP: one Cholesky
-	if m > 0 {
+	if !contains(exactMethods, s.Method) {
+		m := min(inducingCount(s.Params), N)
 		per = N*m*m + m*m*m
 	}
 	return float64(s.Iterations+1) * per
+}
+
+// exactMethods cost one N×N Cholesky per step.
+var exactMethods = []string{"gpr", "agpr"}
+
+// defaultInducing is the M assumed for a sparse method whose parameters
+// name no count (e.g. a method's default M).
+const defaultInducing = 100
+
+// inducingCount is M for the cost model: num_inducing (+ num_orthogonal
+// for the decoupled methods) or num_features; 2F+1 for frequencies = F;
+// (L+1)² (the harmonics of S² up to level L) for max_level = L.
+func inducingCount(p map[string]any) float64 {
+	get := func(k string) float64 {
+		if v, ok := number(p[k]); ok && v > 0 {
+			return v
+		}
+		return 0
+	}
+	switch {
+	case get("num_inducing")+get("num_orthogonal") > 0:
+		return get("num_inducing") + get("num_orthogonal")
+	case get("num_features") > 0:
+		return get("num_features")
+	case get("frequencies") > 0:
+		return 2*get("frequencies") + 1
+	case get("max_level") > 0:
+		l := get("max_level")
+		return (l + 1) * (l + 1)
+	}
+	return defaultInducing
 }
 
 // progress shows runs done/total, an ETA and the current iteration.
@@ -128,11 +157,11 @@ func (p *progress) prefix() string {
 	s := fmt.Sprintf("[%d/%d]", p.finished, p.total)
 	if p.costDone > 0 && p.finished < p.total {
 		rate := float64(p.timeDone) / p.costDone
-		left := time.Duration(rate * p.costLeft)
+		left := rate * p.costLeft         // in float: a huge cost must not overflow a Duration
 		for id, t0 := range p.runStarts { // in flight: subtract what they already ran
-			left -= min(time.Since(t0), time.Duration(rate*p.cost[id]))
+			left -= min(float64(time.Since(t0)), rate*p.cost[id])
 		}
-		s += " ETA " + max(left, 0).Round(time.Second).String()
+		s += " ETA " + formatETA(left)
 	}
 	return s
 }
@@ -266,4 +295,16 @@ func (p *progress) close() {
 	if p.tty && p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// maxETA bounds the ETA shown: beyond it the cost model is extrapolating
+// far outside what it has measured.
+const maxETA = 1000 * time.Hour
+
+// formatETA formats a remaining time given in nanoseconds.
+func formatETA(ns float64) string {
+	if math.IsNaN(ns) || ns >= float64(maxETA) {
+		return "> " + maxETA.String()
+	}
+	return max(time.Duration(ns), 0).Round(time.Second).String()
 }

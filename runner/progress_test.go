@@ -51,6 +51,23 @@ func TestCost(t *testing.T) {
 	if want := 100 * 1e9 / 3; exact != want {
 		t.Errorf("exact cost %v, want %v", exact, want)
 	}
+	// Methods that name M otherwise: the decoupled sets add, frequencies
+	// F give 2F+1 features, max_level L the (L+1)² harmonics of S², and a
+	// sparse method naming none is costed at defaultInducing.
+	for _, c := range []struct {
+		method string
+		params map[string]any
+		m      float64
+	}{
+		{"odvgp", map[string]any{"num_inducing": 30, "num_orthogonal": 70}, 100},
+		{"vff", map[string]any{"frequencies": 20}, 41},
+		{"vish", map[string]any{"max_level": 4}, 25},
+		{"vish", map[string]any{}, defaultInducing},
+	} {
+		if got, want := Cost(spec(c.method, c.params, 0), size), 1000*c.m*c.m+c.m*c.m*c.m; got != want {
+			t.Errorf("%s %v: cost %v, want %v (M = %v)", c.method, c.params, got, want, c.m)
+		}
+	}
 	// M is capped at N.
 	if capped := Cost(spec("sgpr", map[string]any{"num_inducing": 5000}, 0), size); capped != 1000*1e6+1e9 {
 		t.Errorf("M > N cost %v", capped)
@@ -67,5 +84,23 @@ func TestETAFromCost(t *testing.T) {
 	p.finish(cheap, results.Run{Status: results.StatusDone}, nil)
 	if got := p.prefix(); got != "[1/2] ETA 4s" {
 		t.Errorf("prefix %q, want [1/2] ETA 4s", got)
+	}
+}
+
+// TestETAHuge: an ETA beyond what a Duration holds (an exact method costed
+// on millions of rows) is shown bounded, never as an overflowed value.
+func TestETAHuge(t *testing.T) {
+	cheap := &RunSpec{ID: "a", Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: 0}
+	huge := &RunSpec{ID: "b", Method: "gpr", Params: map[string]any{}, Iterations: 100}
+	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{cheap, huge}, 0, func(s *RunSpec) int {
+		if s.ID == "b" {
+			return 6_000_000
+		}
+		return 100
+	})
+	p.runStarts["a"] = time.Now().Add(-time.Second)
+	p.finish(cheap, results.Run{Status: results.StatusDone}, nil)
+	if got, want := p.prefix(), "[1/2] ETA > "+maxETA.String(); got != want {
+		t.Errorf("prefix %q, want %q", got, want)
 	}
 }
