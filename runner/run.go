@@ -348,6 +348,7 @@ type outcome struct {
 	trainSecs float64
 	predSecs  float64
 	loadAvg   float64 // 1-minute load average at the end of Fit; NaN if unknown
+	cpuSecs   float64 // process CPU seconds over Fit and Predict; NaN if unknown
 	arts      []results.Artifact
 	err       error
 }
@@ -507,6 +508,8 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		BatchSize: spec.BatchSize, GradTol: spec.GradTol, Seed: spec.Seed, Task: methods.Task(task),
 	}
 	t0 := time.Now()
+	cpu0 := processCPUSeconds()
+	oc.cpuSecs = math.NaN()
 	oc.fit, err = model.Fit(ctx, data.Train, opt, onProgress)
 	oc.trainSecs = time.Since(t0).Seconds()
 	oc.loadAvg = loadAverage()
@@ -522,6 +525,7 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	t1 := time.Now()
 	oc.pred, err = model.Predict(data.Test.X)
 	oc.predSecs = time.Since(t1).Seconds()
+	oc.cpuSecs = processCPUSeconds() - cpu0
 	if err != nil {
 		oc.err = fmt.Errorf("predicting: %w", err)
 		return oc
@@ -592,6 +596,9 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 	// metrics list: a timing is only comparable with its load beside it.
 	if !math.IsNaN(oc.loadAvg) {
 		ms = append(ms, results.Metric{Name: LoadAvgMetric, Value: oc.loadAvg})
+	}
+	if !math.IsNaN(oc.cpuSecs) {
+		ms = append(ms, results.Metric{Name: CPUSecondsMetric, Value: oc.cpuSecs})
 	}
 	return ms, nil
 }
@@ -690,6 +697,16 @@ func IsTerminal(f *os.File) bool {
 // LoadAvgMetric is the 1-minute load average read when Fit returned
 // (/proc/loadavg; absent where that file is), stored with every run.
 const LoadAvgMetric = "x_load_avg_1m"
+
+// CPUSecondsMetric is the CPU time (user + system, every thread) the sgplab
+// process used from the start of Fit to the end of Predict, stored with every
+// run where the OS reports it. With --jobs 1 it is the run's own CPU cost,
+// which estimates its wall time on an idle machine under load (between
+// x_cpu_seconds / cores and x_cpu_seconds); with --jobs > 1 it also counts
+// the runs in flight beside it.
+const CPUSecondsMetric = "x_cpu_seconds"
+
+func nan() float64 { return math.NaN() }
 
 func loadAverage() float64 {
 	b, err := os.ReadFile("/proc/loadavg")

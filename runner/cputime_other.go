@@ -1,0 +1,6 @@
+//go:build !unix
+
+package runner
+
+// processCPUSeconds is NaN where getrusage is not available.
+func processCPUSeconds() float64 { return nan() }
