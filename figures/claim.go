@@ -94,10 +94,13 @@ type querier interface {
 	Query(sql string, args ...any) ([]string, [][]any, error)
 }
 
-// evalClaim runs the claim's query and judges the number it returns.
-func evalClaim(c ClaimSpec, q querier, profile string) ClaimResult {
+// evalClaim runs the claim's query and judges the number it returns. With
+// subset, q holds exactly the runs the report uses (the expected runs of the
+// profile, some of which may be full-profile runs the profile shares), and
+// the query sees all of them; otherwise it sees the profile's runs only.
+func evalClaim(c ClaimSpec, q querier, profile string, subset bool) ClaimResult {
 	r := ClaimResult{Text: c.Text, Paper: c.Paper, Expect: c.Expect, Value: math.NaN()}
-	sql := profileScoped(strings.ReplaceAll(c.Query, "{profile}", sqlQuote(profile)), profile)
+	sql := scopedQuery(c.Query, profile, subset)
 	_, rows, err := q.Query(sql)
 	if err != nil {
 		r.Verdict, r.Detail = QueryError, err.Error()
@@ -137,6 +140,17 @@ func evalClaim(c ClaimSpec, q querier, profile string) ClaimResult {
 // profileScoped shadows the runs table and the views with common table
 // expressions restricted to the report's profile, so a claim never mixes
 // quick and full runs.
+// scopedQuery substitutes {profile} in query and, unless subset (the
+// database holds only the report's runs already), limits it to the runs of
+// profile.
+func scopedQuery(query, profile string, subset bool) string {
+	query = strings.ReplaceAll(query, "{profile}", sqlQuote(profile))
+	if subset {
+		return query
+	}
+	return profileScoped(query, profile)
+}
+
 func profileScoped(query, profile string) string {
 	cond := "profile = " + sqlQuote(profile)
 	if profile == "full" {

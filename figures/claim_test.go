@@ -78,7 +78,7 @@ func TestEvalClaim(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := evalClaim(lt, &c.q, "quick")
+			r := evalClaim(lt, &c.q, "quick", false)
 			if r.Verdict != c.verdict || !strings.Contains(r.Detail, c.detail) {
 				t.Errorf("verdict %q (%s), want %q (%s)", r.Verdict, r.Detail, c.verdict, c.detail)
 			}

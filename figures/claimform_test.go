@@ -87,7 +87,7 @@ func TestDeclarativeClaims(t *testing.T) {
 		(2*rmseOf("sgpr", "concrete", 0) + 2*rmseOf("sgpr", "concrete", 2)) / 2,
 	}
 	for i, c := range spec.Claims {
-		r := evalClaim(c, st, "full")
+		r := evalClaim(c, st, "full", false)
 		if r.Verdict != Reproduced {
 			t.Errorf("claim %q: verdict %s (%s)\n%s", c.Text, r.Verdict, r.Detail, c.Query)
 			continue
@@ -100,7 +100,7 @@ func TestDeclarativeClaims(t *testing.T) {
 		t.Errorf("kinds %q, %q", spec.Claims[3].Kind, spec.Claims[0].Kind)
 	}
 	// The quick profile sees its own runs only (+100 on every RMSE).
-	if r := evalClaim(spec.Claims[0], st, "quick"); math.Abs(r.Value-want[0]-100) > 1e-9 {
+	if r := evalClaim(spec.Claims[0], st, "quick", false); math.Abs(r.Value-want[0]-100) > 1e-9 {
 		t.Errorf("quick profile: %v, want %v", r.Value, want[0]+100)
 	}
 }

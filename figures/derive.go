@@ -104,14 +104,15 @@ func (s *ReportSpec) validateDerive(loc *locator) []error {
 	return errs
 }
 
-// applyDerived runs every derivation and attaches the values to the runs.
-func applyDerived(specs []DeriveSpec, q querier, profile string, runs []*run) error {
+// applyDerived runs every derivation and attaches the values to the runs;
+// subset as for evalClaim.
+func applyDerived(specs []DeriveSpec, q querier, profile string, subset bool, runs []*run) error {
 	byID := make(map[string]*run, len(runs))
 	for _, r := range runs {
 		byID[r.ID] = r
 	}
 	for _, d := range specs {
-		sql := profileScoped(strings.ReplaceAll(d.Query, "{profile}", sqlQuote(profile)), profile)
+		sql := scopedQuery(d.Query, profile, subset)
 		cols, rows, err := q.Query(sql)
 		if err != nil {
 			return fmt.Errorf("figures: derived %s %q: %w", d.As, d.Name, err)

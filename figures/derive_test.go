@@ -68,7 +68,7 @@ func TestApplyDerived(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := applyDerived(spec.Report.Derive, st, "full", runs); err != nil {
+	if err := applyDerived(spec.Report.Derive, st, "full", false, runs); err != nil {
 		t.Fatal(err)
 	}
 	maxSecs := map[string]float64{}
@@ -115,7 +115,7 @@ func TestApplyDerivedProfileScoped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := applyDerived(spec.Report.Derive, st, "quick", runs); err != nil {
+	if err := applyDerived(spec.Report.Derive, st, "quick", false, runs); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
@@ -194,7 +194,7 @@ func TestApplyDerivedQueryErrors(t *testing.T) {
 		{"SELECT nope FROM nowhere", "x_bad"},
 		{"SELECT run_id FROM run_metrics", "2 columns"},
 	} {
-		err := applyDerived([]DeriveSpec{{Name: "x_bad", As: "metric", Query: c.query}}, st, "full", runs)
+		err := applyDerived([]DeriveSpec{{Name: "x_bad", As: "metric", Query: c.query}}, st, "full", false, runs)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("query %q: error %v, want it to contain %q", c.query, err, c.want)
 		}

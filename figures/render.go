@@ -216,7 +216,7 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 	if rc.profile == "" {
 		rc.profile = pickProfile(all)
 	}
-	if err := applyDerived(spec.Report.Derive, q, rc.profile, all); err != nil {
+	if err := applyDerived(spec.Report.Derive, q, rc.profile, rc.cov != nil, all); err != nil {
 		return Summary{}, err
 	}
 	sum := Summary{Dir: outDir, Profile: rc.profile}
@@ -314,7 +314,7 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 		results := make([]ClaimResult, len(spec.Claims))
 		var sqlFile strings.Builder
 		for i, c := range spec.Claims {
-			results[i] = evalClaim(c, q, rc.profile)
+			results[i] = evalClaim(c, q, rc.profile, rc.cov != nil)
 			fmt.Fprintf(&sqlFile, "-- claim %d (%s): %s\n%s;\n\n", i+1, c.Kind, oneLine(c.Text), strings.TrimSpace(c.Query))
 		}
 		sum.Claims = append(sum.Claims, results...)

@@ -240,3 +240,33 @@ func TestRenderExpectedPicksProfile(t *testing.T) {
 		t.Error("unknown profile accepted")
 	}
 }
+
+// A quick profile that leaves a grid unchanged shares that grid's
+// full-profile runs (runner: same ids, stored as profile "full"). Its report
+// must judge claims and derived values on them, not find no data because
+// their stored profile is not "quick".
+func TestQuickReportUsesSharedFullRuns(t *testing.T) {
+	spec, err := ParseReport("demo.toml", fixtureConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, full, _ := staleFixture(t)
+	exp := &Expected{Grids: full.Grids, IDs: map[string][]string{"quick": full.IDs["full"], "full": full.IDs["full"]}}
+	sum, err := Render(spec, st, t.TempDir(), Options{Formats: []string{"svg"}, Profile: "quick", Expected: exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Profile != "quick" {
+		t.Fatalf("reported profile %q, want quick", sum.Profile)
+	}
+	for _, c := range sum.Claims {
+		if c.Text != "SGPR beats SVGP on concrete" {
+			continue
+		}
+		if c.Verdict != Reproduced || c.Value < 0.25-1e-12 || c.Value > 0.25+1e-12 {
+			t.Errorf("claim on shared full runs = %v %g (%s), want reproduced 0.25", c.Verdict, c.Value, c.Detail)
+		}
+		return
+	}
+	t.Fatal("claim missing")
+}
