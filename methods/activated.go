@@ -183,7 +183,7 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 	fit := variationalFit{method: "activated-svgp", set: m.set, groups: []Group{{}}, defaultOptimizer: optim.LBFGS,
 		objective: func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error) {
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, batch.Y) }
-			out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(batch.X), ve, m.q(b), n, m.opts())
+			out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(batch.X), ve, m.q(b), batch.N, m.opts())
 			return out, err
 		},
 		// The paper's first phase: q(u) and the directions only.

@@ -431,7 +431,7 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 	fit := variationalFit{method: name, set: m.set, defaultOptimizer: def,
 		objective: func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error) {
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, batch.Y) }
-			out, _, err := inference.BlockELBO(m.kern.Bind(b, KernelPrefix), m.blocks(b), t.Const(batch.X), ve, n, m.opts())
+			out, _, err := inference.BlockELBO(m.kern.Bind(b, KernelPrefix), m.blocks(b), t.Const(batch.X), ve, batch.N, m.opts())
 			return out, err
 		},
 	}
