@@ -128,6 +128,9 @@ func buildDots(fs FigureSpec, runs []*run, rc *renderCtx) (*figure, error) {
 		}
 		if !drawn {
 			addNoData(p, fs)
+		} else if p.X.Max > p.X.Min {
+			pad := 0.06 * (p.X.Max - p.X.Min)
+			p.X.Min, p.X.Max = p.X.Min-pad, p.X.Max+pad
 		}
 		f.panels = append(f.panels, p)
 	}
