@@ -112,7 +112,7 @@ func buildTerms(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 				if err != nil {
 					return nil, err
 				}
-				l.LineStyle.Color = seriesColor(7)
+				l.LineStyle.Color = namedColors["grey"]
 				l.LineStyle.Width = vg.Points(0.8)
 				l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 				v.p.Add(l)
