@@ -59,6 +59,19 @@ func artifactPanels(f *figure, fs FigureSpec, used []*run, rc *renderCtx) ([]str
 	return panels, byPanel
 }
 
+// newArtifactPlot is the plot of one panel of an artifact figure: titled
+// by its panel value (by the figure's title when it is the only panel),
+// x labelled "x" and y ylabel unless the figure says otherwise.
+func newArtifactPlot(f *figure, fs FigureSpec, pname string, panels int, rc *renderCtx, ylabel string) *plot.Plot {
+	p := newPlot()
+	p.Title.Text = panelTitle(fs, pname, rc)
+	if panels == 1 {
+		p.Title.Text = f.title
+	}
+	p.X.Label.Text, p.Y.Label.Text = firstNonEmpty(fs.XLabel, "x"), firstNonEmpty(fs.YLabel, ylabel)
+	return p
+}
+
 func panelTitle(fs FigureSpec, pname string, rc *renderCtx) string {
 	if l, ok := fs.PanelLabels[pname]; ok {
 		return l
@@ -232,12 +245,7 @@ func buildCurve(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 	legendDone := false
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, pname := range panels {
-		p := newPlot()
-		p.Title.Text = panelTitle(fs, pname, rc)
-		if len(panels) == 1 {
-			p.Title.Text = f.title
-		}
-		p.X.Label.Text, p.Y.Label.Text = firstNonEmpty(fs.XLabel, "x"), firstNonEmpty(fs.YLabel, "f(x)")
+		p := newArtifactPlot(f, fs, pname, len(panels), rc, "f(x)")
 		r := byPanel[pname]
 		a, ok := panelArtifact(f, fs, p, r, preds)
 		if !ok {

@@ -18,18 +18,7 @@ import (
 func buildDots(fs FigureSpec, runs []*run, rc *renderCtx) (*figure, error) {
 	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
 	used := usableRuns(f, fs, runs, rc)
-	panelOf := func(r *run) string {
-		if fs.Panels == "" {
-			return ""
-		}
-		return dimValue(r, fs.Panels)
-	}
-	seriesOf := func(r *run) string {
-		if fs.Series == "" {
-			return ""
-		}
-		return dimValue(r, fs.Series)
-	}
+	panelOf, seriesOf := dimFunc(fs.Panels), dimFunc(fs.Series)
 	var pv, rv, sv []string
 	for _, r := range used {
 		pv, rv, sv = append(pv, panelOf(r)), append(rv, dimValue(r, fs.Y)), append(sv, seriesOf(r))

@@ -43,12 +43,7 @@ func buildTerms(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 	}
 	var verticals []vline
 	for _, pname := range panels {
-		p := newPlot()
-		p.Title.Text = panelTitle(fs, pname, rc)
-		if len(panels) == 1 {
-			p.Title.Text = f.title
-		}
-		p.X.Label.Text, p.Y.Label.Text = firstNonEmpty(fs.XLabel, "x"), firstNonEmpty(fs.YLabel, "variance")
+		p := newArtifactPlot(f, fs, pname, len(panels), rc, "variance")
 		r := byPanel[pname]
 		a, ok := panelArtifact(f, fs, p, r, arts)
 		if !ok {
