@@ -16,11 +16,7 @@ import (
 // fs.Lines against its x0 column, on a common y range, and the x0 values
 // of fs.ReferenceArtifact (e.g. inducing inputs) as dashed verticals.
 func buildTerms(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, error) {
-	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
-	used := usableRuns(f, fs, runs, rc)
-	panels, byPanel := artifactPanels(f, fs, used, rc)
-	list := panelRuns(panels, byPanel)
-	arts, err := loadArtifact(q, list, fs.Artifact)
+	f, panels, byPanel, list, arts, err := startArtifactFigure(fs, runs, q, rc)
 	if err != nil {
 		return nil, err
 	}
