@@ -223,3 +223,18 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 func (m *activatedModel) Predict(x *mat.Dense) (Prediction, error) {
 	return variationalPredict("activated-svgp", m.post, m.binder(), m.set, m.lik, m.dim, x)
 }
+
+// Artifact exports ArtifactVarianceTerms (1-D inputs): the SVGP terms of
+// eq. (12) of Tiao et al. (2023) on a dense grid (Figs. 3–5).
+func (m *activatedModel) Artifact(name string, train, _ gp.Data) (Artifact, error) {
+	if m.post == nil {
+		return Artifact{}, fmt.Errorf("activated-svgp: artifact %q before Fit", name)
+	}
+	if name != ArtifactVarianceTerms {
+		return Artifact{}, unknownArtifact("activated-svgp", name, ArtifactVarianceTerms)
+	}
+	return varianceTermsArtifact("activated-svgp", train, singleBlock(func(t *ad.Tape) (kernels.Bound, inference.Block) {
+		b := m.set.Bind(t)
+		return m.kern.Bind(b, KernelPrefix), inference.Block{Feature: m.feat.Bind(b, inducingPfx), Q: m.q(b)}
+	}), m.opts())
+}

@@ -189,3 +189,22 @@ func (m *svgpModel) Predict(x *mat.Dense) (Prediction, error) {
 
 // inducingZ returns the current inducing inputs.
 func (m *svgpModel) inducingZ() *mat.Dense { return m.set.Value(InducingName) }
+
+// Artifact exports ArtifactVarianceTerms (1-D inputs; Var g and Var h
+// around the inducing inputs, Fig. 1 of Tiao et al. 2023) and
+// ArtifactInducingInputs.
+func (m *svgpModel) Artifact(name string, train, _ gp.Data) (Artifact, error) {
+	if m.post == nil {
+		return Artifact{}, fmt.Errorf("svgp: artifact %q before Fit", name)
+	}
+	switch name {
+	case ArtifactVarianceTerms:
+		return varianceTermsArtifact("svgp", train, singleBlock(func(t *ad.Tape) (kernels.Bound, inference.Block) {
+			b := m.set.Bind(t)
+			return m.kern.Bind(b, KernelPrefix), inference.Block{Feature: m.feat.Bind(b, inducingPfx), Q: m.q(b)}
+		}), m.opts())
+	case ArtifactInducingInputs:
+		return inducingInputsArtifact(m.set.Value(InducingName))
+	}
+	return Artifact{}, unknownArtifact("svgp", name, ArtifactVarianceTerms, ArtifactInducingInputs)
+}
