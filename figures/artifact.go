@@ -35,6 +35,18 @@ func loadArtifact(q querier, runs []*run, name string) (map[string]results.Artif
 	return out, nil
 }
 
+// startArtifactFigure starts a figure that draws one run per panel from
+// its artifact fs.Artifact: the figure, its panels in order, the run of
+// each panel, those runs in panel order and their artifacts by run id.
+func startArtifactFigure(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, []string, map[string]*run, []*run, map[string]results.Artifact, error) {
+	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
+	used := usableRuns(f, fs, runs, rc)
+	panels, byPanel := artifactPanels(f, fs, used, rc)
+	list := panelRuns(panels, byPanel)
+	arts, err := loadArtifact(q, list, fs.Artifact)
+	return f, panels, byPanel, list, arts, err
+}
+
 // artifactPanels picks one run per panel value (the first in database
 // order) and reports duplicates.
 func artifactPanels(f *figure, fs FigureSpec, used []*run, rc *renderCtx) ([]string, map[string]*run) {
@@ -57,6 +69,19 @@ func artifactPanels(f *figure, fs FigureSpec, used []*run, rc *renderCtx) ([]str
 		panels = []string{""}
 	}
 	return panels, byPanel
+}
+
+// newArtifactPlot is the plot of one panel of an artifact figure: titled
+// by its panel value (by the figure's title when it is the only panel),
+// x labelled "x" and y ylabel unless the figure says otherwise.
+func newArtifactPlot(f *figure, fs FigureSpec, pname string, panels int, rc *renderCtx, ylabel string) *plot.Plot {
+	p := newPlot()
+	p.Title.Text = panelTitle(fs, pname, rc)
+	if panels == 1 {
+		p.Title.Text = f.title
+	}
+	p.X.Label.Text, p.Y.Label.Text = firstNonEmpty(fs.XLabel, "x"), firstNonEmpty(fs.YLabel, ylabel)
+	return p
 }
 
 func panelTitle(fs FigureSpec, pname string, rc *renderCtx) string {
@@ -107,11 +132,7 @@ func (g matrixGrid) Y(r int) float64 {
 // buildMatrix draws one heat map per run of a matrix artifact, on a common
 // colour scale, plus an optional reference panel.
 func buildMatrix(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, error) {
-	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
-	used := usableRuns(f, fs, runs, rc)
-	panels, byPanel := artifactPanels(f, fs, used, rc)
-	list := panelRuns(panels, byPanel)
-	arts, err := loadArtifact(q, list, fs.Artifact)
+	f, panels, byPanel, list, arts, err := startArtifactFigure(fs, runs, q, rc)
 	if err != nil {
 		return nil, err
 	}
@@ -206,11 +227,7 @@ func (reversedTicks) Ticks(min, max float64) []plot.Tick { return plot.DefaultTi
 // buildCurve draws each run's predictive mean with a ±2 sd band of the
 // latent function and the training points, one run per panel.
 func buildCurve(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, error) {
-	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
-	used := usableRuns(f, fs, runs, rc)
-	panels, byPanel := artifactPanels(f, fs, used, rc)
-	list := panelRuns(panels, byPanel)
-	preds, err := loadArtifact(q, list, fs.Artifact)
+	f, panels, byPanel, list, preds, err := startArtifactFigure(fs, runs, q, rc)
 	if err != nil {
 		return nil, err
 	}
@@ -232,12 +249,7 @@ func buildCurve(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 	legendDone := false
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, pname := range panels {
-		p := newPlot()
-		p.Title.Text = panelTitle(fs, pname, rc)
-		if len(panels) == 1 {
-			p.Title.Text = f.title
-		}
-		p.X.Label.Text, p.Y.Label.Text = firstNonEmpty(fs.XLabel, "x"), firstNonEmpty(fs.YLabel, "f(x)")
+		p := newArtifactPlot(f, fs, pname, len(panels), rc, "f(x)")
 		r := byPanel[pname]
 		a, ok := panelArtifact(f, fs, p, r, preds)
 		if !ok {

@@ -52,11 +52,7 @@ func (g fieldGrid) Y(r int) float64    { return g.y[r] }
 // coloured by label (reference_artifact, default "train"; "none" omits
 // them).
 func buildField(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, error) {
-	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
-	used := usableRuns(f, fs, runs, rc)
-	panels, byPanel := artifactPanels(f, fs, used, rc)
-	list := panelRuns(panels, byPanel)
-	fields, err := loadArtifact(q, list, fs.Artifact)
+	f, panels, byPanel, list, fields, err := startArtifactFigure(fs, runs, q, rc)
 	if err != nil {
 		return nil, err
 	}

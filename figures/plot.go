@@ -138,22 +138,21 @@ func bandName(band string) string {
 	return ""
 }
 
+// dimFunc returns a run's value of dim, "" for every run when dim is unset.
+func dimFunc(dim string) func(*run) string {
+	return func(r *run) string {
+		if dim == "" {
+			return ""
+		}
+		return dimValue(r, dim)
+	}
+}
+
 // buildFigure groups the runs into panels and series and draws them.
 func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc *renderCtx) (*figure, error) {
 	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
 	used := usableRuns(f, fs, runs, rc)
-	panelOf := func(r *run) string {
-		if fs.Panels == "" {
-			return ""
-		}
-		return dimValue(r, fs.Panels)
-	}
-	seriesOf := func(r *run) string {
-		if fs.Series == "" {
-			return ""
-		}
-		return dimValue(r, fs.Series)
-	}
+	panelOf, seriesOf := dimFunc(fs.Panels), dimFunc(fs.Series)
 	var refs []*run // runs of the reference method: a line, not a series
 	if fs.ReferenceMethod != "" {
 		var rest []*run

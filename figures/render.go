@@ -283,6 +283,10 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 			fig, err = buildMatrix(fs, runs, q, rc)
 		case "curve":
 			fig, err = buildCurve(fs, runs, q, rc)
+		case "terms":
+			fig, err = buildTerms(fs, runs, q, rc)
+		case "dots":
+			fig, err = buildDots(fs, runs, rc)
 		case "field":
 			fig, err = buildField(fs, runs, q, rc)
 		default:

@@ -98,7 +98,7 @@ type PaperValue struct {
 type FigureSpec struct {
 	Name    string   `toml:"name"`
 	Title   string   `toml:"title"`
-	Kind    string   `toml:"kind"` // line | scatter | band | heatmap | trace | pareto | matrix | curve | field
+	Kind    string   `toml:"kind"` // line | scatter | band | heatmap | trace | pareto | matrix | curve | field | terms
 	Grid    string   `toml:"grid"`
 	GridSet []string `toml:"grids"`
 	X       string   `toml:"x"`
@@ -144,6 +144,14 @@ type FigureSpec struct {
 	// data range).
 	ZMin float64 `toml:"zmin"`
 	ZMax float64 `toml:"zmax"`
+	// Lines, for "terms": the artifact's columns drawn against its x0, one
+	// line each (labels from [report.labels], styles from series_style
+	// keyed by column), e.g. the terms of a predictive variance.
+	Lines []string `toml:"lines"`
+	// RowOrder and SeriesOrder, for "dots": the rows (values of y, top
+	// first) and series in this order (others follow sorted).
+	RowOrder    []string `toml:"row_order"`
+	SeriesOrder []string `toml:"series_order"`
 
 	filter filterSet
 }
@@ -314,7 +322,7 @@ var (
 	tableDims      = "method, dataset, split, seed, metric, profile, grid, param:NAME, or several joined by + (method+grid)"
 	aggregates     = []string{"mean_std", "mean", "median", "min", "max", "last"}
 	figAggregates  = []string{"mean", "median", "min", "max"}
-	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace", "matrix", "curve", "field", "pareto"}
+	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace", "matrix", "curve", "field", "pareto", "terms", "dots"}
 	tableKinds     = []string{"cells", "mean_rank"}
 	bands          = []string{"std", "2std", "minmax", "none"}
 	rankDirections = []string{"lower", "higher"}
@@ -493,6 +501,26 @@ func (s *ReportSpec) validate(loc *locator) []error {
 			}
 			if f.ZMin > f.ZMax {
 				bad(p+".zmin", "zmin %g > zmax %g", f.ZMin, f.ZMax)
+			}
+		case "dots":
+			// Categorical rows (y), a metric along x, one marker per series.
+			if !strings.HasPrefix(f.X, "metric:") || len(f.X) == len("metric:") {
+				bad(p+".x", "a dots figure needs x = \"metric:NAME\", got %q", f.X)
+			}
+			if err := checkDim(f.Y, true); err != nil || strings.HasPrefix(f.Y, "metric:") {
+				bad(p+".y", "a dots figure needs y = a categorical dimension (param:NAME, grid, method, dataset), got %q", f.Y)
+			}
+		case "terms":
+			// Columns of a per-run 1-D artifact as lines; the reference
+			// artifact's x0 values (e.g. inducing inputs) as dashed verticals.
+			if f.Artifact == "" {
+				bad(p+".artifact", "a terms figure needs artifact = \"NAME\" (a per-run array with an x0 column, e.g. variance_terms)")
+			}
+			if len(f.Lines) == 0 {
+				bad(p+".lines", "a terms figure needs lines = [\"COLUMN\", …], the artifact's columns to draw")
+			}
+			if f.X != "" || f.Y != "" || f.Series != "" {
+				bad(p, "a terms figure draws one run per panel from its artifact; x, y and series are not used (use panels, filter and lines)")
 			}
 		case "heatmap":
 			for _, d := range []struct{ key, v string }{{"x", f.X}, {"y", f.Y}} {

@@ -183,7 +183,7 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 	fit := variationalFit{method: "activated-svgp", set: m.set, groups: []Group{{}}, defaultOptimizer: optim.LBFGS,
 		objective: func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error) {
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, batch.Y) }
-			out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(batch.X), ve, m.q(b), n, m.opts())
+			out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(batch.X), ve, m.q(b), batch.N, m.opts())
 			return out, err
 		},
 		// The paper's first phase: q(u) and the directions only.
@@ -222,4 +222,19 @@ func (m *activatedModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 
 func (m *activatedModel) Predict(x *mat.Dense) (Prediction, error) {
 	return variationalPredict("activated-svgp", m.post, m.binder(), m.set, m.lik, m.dim, x)
+}
+
+// Artifact exports ArtifactVarianceTerms (1-D inputs): the SVGP terms of
+// eq. (12) of Tiao et al. (2023) on a dense grid (Figs. 3–5).
+func (m *activatedModel) Artifact(name string, train, _ gp.Data) (Artifact, error) {
+	if m.post == nil {
+		return Artifact{}, fmt.Errorf("activated-svgp: artifact %q before Fit", name)
+	}
+	if name != ArtifactVarianceTerms {
+		return Artifact{}, unknownArtifact("activated-svgp", name, ArtifactVarianceTerms)
+	}
+	return varianceTermsArtifact("activated-svgp", train, singleBlock(func(t *ad.Tape) (kernels.Bound, inference.Block) {
+		b := m.set.Bind(t)
+		return m.kern.Bind(b, KernelPrefix), inference.Block{Feature: m.feat.Bind(b, inducingPfx), Q: m.q(b)}
+	}), m.opts())
 }

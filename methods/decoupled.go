@@ -431,7 +431,7 @@ func (m *decoupledModel) Fit(ctx context.Context, train gp.Data, opt FitOptions,
 	fit := variationalFit{method: name, set: m.set, defaultOptimizer: def,
 		objective: func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error) {
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, batch.Y) }
-			out, _, err := inference.BlockELBO(m.kern.Bind(b, KernelPrefix), m.blocks(b), t.Const(batch.X), ve, n, m.opts())
+			out, _, err := inference.BlockELBO(m.kern.Bind(b, KernelPrefix), m.blocks(b), t.Const(batch.X), ve, batch.N, m.opts())
 			return out, err
 		},
 	}
@@ -524,4 +524,30 @@ func (m *decoupledModel) Predict(x *mat.Dense) (Prediction, error) {
 	}
 	p, _ := m.lik.Predict(m.set, likelihoodPfx, pred.Mean, pred.Var)
 	return Prediction{Mean: pred.Mean, VarF: pred.Var, ProbPositive: p}, nil
+}
+
+// Artifact exports ArtifactVarianceTerms (1-D inputs: eq. (12) term by
+// term on a dense grid, Fig. 5 of Tiao et al. 2023) and
+// ArtifactInducingInputs (the point sets among base and orthogonal).
+func (m *decoupledModel) Artifact(name string, train, _ gp.Data) (Artifact, error) {
+	if !m.fitted {
+		return Artifact{}, fmt.Errorf("%s: artifact %q before Fit", m.kind.method, name)
+	}
+	switch name {
+	case ArtifactVarianceTerms:
+		return varianceTermsArtifact(m.kind.method, train, func(t *ad.Tape) (kernels.Bound, []inference.Block, error) {
+			b := m.set.Bind(t)
+			return m.kern.Bind(b, KernelPrefix), m.blocks(b), nil
+		}, m.opts())
+	case ArtifactInducingInputs:
+		baseKind, orthKind := m.basisKinds()
+		var zs [2]*mat.Dense
+		for i, kd := range [2]string{baseKind, orthKind} {
+			if kd == basisPoints {
+				zs[i] = m.set.Value(m.kind.groups[i].Z())
+			}
+		}
+		return inducingInputsArtifact(zs[0], zs[1])
+	}
+	return Artifact{}, unknownArtifact(m.kind.method, name, ArtifactVarianceTerms, ArtifactInducingInputs)
 }

@@ -29,7 +29,7 @@ func init() {
 		Summary: "stochastic variational GP with inducing points: uncollapsed ELBO, minibatches, Gaussian or probit likelihood",
 		Paper:   "Hensman et al. (2013, 2015)",
 		Tasks:   []Task{Regression, Classification},
-		Params: concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams(), VariationalParams(), []ParamDoc{
+		Params: concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams(), VariationalParams(), WarmStartParams(), []ParamDoc{
 			{Name: "whiten", Kind: Bool, Default: true, Doc: "parametrise q over v with u = Lv, Kuu = LLᵀ"},
 			{Name: "init_iterations", Kind: Int, Default: 0,
 				Doc: "first optimise only q(u) and Z (when trained) for up to this many iterations, kernel and likelihood fixed, then everything (the Tiao et al. 2023 recipe, App. B.3: up to 100 L-BFGS steps); 0 skips it"},
@@ -44,6 +44,9 @@ func init() {
 				return nil, err
 			}
 			if err := checkNatGradStep("svgp", p); err != nil {
+				return nil, err
+			}
+			if err := checkWarmStart("svgp", p); err != nil {
 				return nil, err
 			}
 			if v := p.Int("init_iterations"); v < 0 {
@@ -128,10 +131,11 @@ func (m *svgpModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, prog
 	fit := variationalFit{method: "svgp", set: m.set, groups: []Group{{}}, defaultOptimizer: optim.Adam,
 		objective: func(t *ad.Tape, b *param.Bound, bt Batch) (*ad.Node, error) {
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, bt.Y) }
-			out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(bt.X), ve, m.q(b), n, m.opts())
+			out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), t.Const(bt.X), ve, m.q(b), bt.N, m.opts())
 			return out, err
 		},
 		initIterations: m.p.Int("init_iterations")}
+	fit = fit.withWarmStart(m.p)
 	for _, nm := range trainableNames(m.set) {
 		if nm == QMuName || nm == QSqrtName || nm == InducingName {
 			fit.initNames = append(fit.initNames, nm)
@@ -185,3 +189,22 @@ func (m *svgpModel) Predict(x *mat.Dense) (Prediction, error) {
 
 // inducingZ returns the current inducing inputs.
 func (m *svgpModel) inducingZ() *mat.Dense { return m.set.Value(InducingName) }
+
+// Artifact exports ArtifactVarianceTerms (1-D inputs; Var g and Var h
+// around the inducing inputs, Fig. 1 of Tiao et al. 2023) and
+// ArtifactInducingInputs.
+func (m *svgpModel) Artifact(name string, train, _ gp.Data) (Artifact, error) {
+	if m.post == nil {
+		return Artifact{}, fmt.Errorf("svgp: artifact %q before Fit", name)
+	}
+	switch name {
+	case ArtifactVarianceTerms:
+		return varianceTermsArtifact("svgp", train, singleBlock(func(t *ad.Tape) (kernels.Bound, inference.Block) {
+			b := m.set.Bind(t)
+			return m.kern.Bind(b, KernelPrefix), inference.Block{Feature: m.feat.Bind(b, inducingPfx), Q: m.q(b)}
+		}), m.opts())
+	case ArtifactInducingInputs:
+		return inducingInputsArtifact(m.set.Value(InducingName))
+	}
+	return Artifact{}, unknownArtifact("svgp", name, ArtifactVarianceTerms, ArtifactInducingInputs)
+}

@@ -34,11 +34,42 @@ func VariationalParams() []ParamDoc {
 }
 
 // Batch is one minibatch handed to a variational objective: inputs, targets
-// as a column, and whether it is the whole training set (in the set's
-// order), so that objectives can reuse quantities precomputed on it.
+// as a column, the size N of the data set it is drawn from (the ELBO's
+// data term is scaled by N/|batch|), and whether it is the whole training
+// set the fit was given (in the set's order), so that objectives can reuse
+// quantities precomputed on it. A warm-start phase on a subset has
+// Full = false even when its batch is the whole subset.
 type Batch struct {
 	X, Y *mat.Dense
+	N    int
 	Full bool
+}
+
+// WarmStartParams documents the warm start of the variational recipe: the
+// VISH paper's large-data protocol (§4.4, SUSY: "first L-BFGS on a 20,000
+// point subset, then Adam on the whole dataset"). Neither has a default,
+// so grids that do not set them keep their run identities.
+func WarmStartParams() []ParamDoc {
+	return []ParamDoc{
+		{Name: "warm_start_iterations", Kind: Int,
+			Doc: "before the main fit, up to this many full-batch L-BFGS steps on everything trainable, on a seeded random subset of warm_start_points training rows (all rows when there are fewer); unset or 0 skips it"},
+		{Name: "warm_start_points", Kind: Int,
+			Doc: "size of the warm-start subset; unset: 20000 (the VISH paper's)"},
+	}
+}
+
+// defaultWarmStartPoints is the VISH paper's warm-start subset size.
+const defaultWarmStartPoints = 20000
+
+// checkWarmStart validates the warm-start parameters.
+func checkWarmStart(method string, p Params) error {
+	if v := p.Int("warm_start_iterations"); v < 0 {
+		return fmt.Errorf("%s: warm_start_iterations must be ≥ 0, got %d", method, v)
+	}
+	if v := p.Int("warm_start_points"); p.Has("warm_start_points") && v < 1 {
+		return fmt.Errorf("%s: warm_start_points must be ≥ 1, got %d", method, v)
+	}
+	return nil
 }
 
 // batcher yields minibatches from a seeded permutation, reshuffled every
@@ -84,6 +115,19 @@ type variationalFit struct {
 	// fixed: Tiao et al. 2023, App. B.3), before everything moves.
 	initNames      []string
 	initIterations int
+	// warmIterations and warmPoints make a warm start (WarmStartParams)
+	// before everything else.
+	warmIterations int
+	warmPoints     int
+}
+
+// withWarmStart sets the warm start from the method's parameters.
+func (v variationalFit) withWarmStart(p Params) variationalFit {
+	v.warmIterations, v.warmPoints = p.Int("warm_start_iterations"), p.Int("warm_start_points")
+	if !p.Has("warm_start_points") {
+		v.warmPoints = defaultWarmStartPoints
+	}
+	return v
 }
 
 // batchSize is the effective minibatch size (n for full batch).
@@ -118,8 +162,58 @@ func variationalSettings(opt FitOptions, n int, defaultOptimizer string) (optim.
 // recipe (natural gradients included), with the reports joined
 // (iterations and trace continue across phases).
 func (v variationalFit) train(ctx context.Context, p Params, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
+	if v.warmIterations <= 0 || opt.Iterations == 0 {
+		return v.trainPhases(ctx, p, train, opt, start, progress)
+	}
+	// Warm start: L-BFGS on a seeded subset (stream 4), with the ELBO of
+	// the subset (its own N), then the fit as configured on all rows.
+	sub, n := train, train.N()
+	if n > v.warmPoints {
+		sub = train.Subset(fitRNG(opt, 4).Perm(n)[:v.warmPoints])
+	}
+	o1 := opt
+	o1.Iterations, o1.Optimizer, o1.BatchSize, o1.LearningRate = v.warmIterations, optim.LBFGS, 0, 0
+	// No parameters: the warm start is plain L-BFGS on everything, never
+	// natural gradients.
+	rep1, err := v.trainOnce(ctx, Params{}, sub, false, o1, start, phaseProgress(progress, "warm", 0))
+	if err != nil {
+		return rep1, err
+	}
+	rep2, err := v.trainPhases(ctx, p, train, opt, start, phaseProgress(progress, "", rep1.Iterations))
+	return joinReports(rep1, rep2), err
+}
+
+// phaseProgress relabels a phase's progress reports: its name (kept when
+// empty) and iterations continued from offset.
+func phaseProgress(progress func(Progress), name string, offset int) func(Progress) {
+	return func(pr Progress) {
+		if progress != nil {
+			if name != "" {
+				pr.Phase = name
+			}
+			pr.Iteration += offset
+			progress(pr)
+		}
+	}
+}
+
+// joinReports continues the second phase's report after the first's:
+// iterations and trace run on, rejected steps add up.
+func joinReports(rep1, rep2 optim.Report) optim.Report {
+	for i := range rep2.Trace {
+		rep2.Trace[i].Iteration += rep1.Iterations
+	}
+	rep2.Trace = append(rep1.Trace, rep2.Trace...)
+	rep2.Iterations += rep1.Iterations
+	rep2.Rejected += rep1.Rejected
+	return rep2
+}
+
+// trainPhases is train without the warm start: one run of the recipe, or
+// the init phase and then everything.
+func (v variationalFit) trainPhases(ctx context.Context, p Params, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
 	if v.initIterations <= 0 || opt.Iterations == 0 || len(v.initNames) == 0 {
-		return v.trainOnce(ctx, p, train, opt, start, progress)
+		return v.trainOnce(ctx, p, train, true, opt, start, progress)
 	}
 	names := v.set.Names()
 	flags := make([]bool, len(names))
@@ -129,33 +223,20 @@ func (v variationalFit) train(ctx context.Context, p Params, train gp.Data, opt 
 	}
 	o1 := opt
 	o1.Iterations = v.initIterations
-	phase := func(name string, offset int) func(Progress) {
-		return func(pr Progress) {
-			if progress != nil {
-				pr.Phase, pr.Iteration = name, pr.Iteration+offset
-				progress(pr)
-			}
-		}
-	}
-	rep1, err := v.trainOnce(ctx, p, train, o1, start, phase("init", 0))
+	rep1, err := v.trainOnce(ctx, p, train, true, o1, start, phaseProgress(progress, "init", 0))
 	for i, n := range names {
 		v.set.SetTrainable(flags[i], n)
 	}
 	if err != nil {
 		return rep1, err
 	}
-	rep2, err := v.trainOnce(ctx, p, train, opt, start, phase("all", rep1.Iterations))
-	for i := range rep2.Trace {
-		rep2.Trace[i].Iteration += rep1.Iterations
-	}
-	rep2.Trace = append(rep1.Trace, rep2.Trace...)
-	rep2.Iterations += rep1.Iterations
-	rep2.Rejected += rep1.Rejected
-	return rep2, err
+	rep2, err := v.trainOnce(ctx, p, train, true, opt, start, phaseProgress(progress, "all", rep1.Iterations))
+	return joinReports(rep1, rep2), err
 }
 
-// trainOnce runs the recipe once over the trainable parameters.
-func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
+// trainOnce runs the recipe once over the trainable parameters on train,
+// which is the fit's whole training set when whole is true.
+func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, whole bool, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
 	n := train.N()
 	batch := batchSize(opt, n)
 	st, err := variationalSettings(opt, n, v.defaultOptimizer)
@@ -165,7 +246,7 @@ func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, 
 	bt := &batcher{data: train, size: batch, rng: fitRNG(opt, 2)}
 	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
 		x, y := bt.next()
-		return v.objective(t, b, Batch{X: x, Y: y, Full: batch == n})
+		return v.objective(t, b, Batch{X: x, Y: y, N: n, Full: whole && batch == n})
 	}
 	if !p.Has("natgrad_step") {
 		return Train(ctx, v.set, obj, st, st.Method, start, progress)

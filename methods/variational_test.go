@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -203,6 +204,78 @@ func TestIntervalKroneckerComponentVarianceStaysFixed(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no %s in %v", objective, name, res.Hyper)
+		}
+	}
+}
+
+// TestVariationalWarmStart: the warm start (warm_start_iterations L-BFGS
+// steps on a seeded subset of warm_start_points rows) is exactly an
+// L-BFGS fit of the subset's own ELBO — the same subset (stream 4 of the
+// fit seed), the same data scaling N = |subset| — followed by the
+// configured fit on all rows: a warm start followed by one Adam step of
+// negligible length lands on the hyperparameters of a plain L-BFGS fit
+// on the subset, and differs from an L-BFGS fit on all rows.
+func TestVariationalWarmStart(t *testing.T) {
+	const n, sub, warm, seed = 90, 40, 25, 7
+	train := sineData(3, n)
+	zfile := t.TempDir() + "/z.csv"
+	var zs strings.Builder
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&zs, "%g\n", (float64(i)+0.5)/8)
+	}
+	if err := os.WriteFile(zfile, []byte(zs.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]any{"inducing_init": "file", "z_file": zfile, "lengthscales": []any{0.3}, "noise_variance": 0.1}
+	fit := func(data gp.Data, extra map[string]any, opt FitOptions) FitResult {
+		t.Helper()
+		p := map[string]any{}
+		for k, v := range params {
+			p[k] = v
+		}
+		for k, v := range extra {
+			p[k] = v
+		}
+		model, err := Build("svgp", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.Seed = seed
+		res, err := model.Fit(context.Background(), data, opt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	warmed := fit(train, map[string]any{"warm_start_iterations": int64(warm), "warm_start_points": int64(sub)},
+		FitOptions{Iterations: 1, Optimizer: "adam", LearningRate: 1e-300})
+	subset := train.Subset(rand.New(rand.NewPCG(seed, 4)).Perm(n)[:sub])
+	onSubset := fit(subset, nil, FitOptions{Iterations: warm, Optimizer: "lbfgs"})
+	onAll := fit(train, nil, FitOptions{Iterations: warm, Optimizer: "lbfgs"})
+	if warmed.Iterations != onSubset.Iterations+1 {
+		t.Errorf("warm start + 1 Adam step ran %d iterations, want %d + 1", warmed.Iterations, onSubset.Iterations)
+	}
+	differsFromAll := false
+	for i, h := range warmed.Hyper {
+		want := onSubset.Hyper[i]
+		if h.Name != want.Name || len(h.Value) != len(want.Value) {
+			t.Fatalf("hyperparameter %d: %s against %s", i, h.Name, want.Name)
+		}
+		for j := range h.Value {
+			if d := math.Abs(h.Value[j] - want.Value[j]); d > 1e-12*math.Max(1, math.Abs(want.Value[j])) {
+				t.Errorf("%s[%d] after the warm start %v, L-BFGS on the subset %v", h.Name, j, h.Value[j], want.Value[j])
+			}
+			if math.Abs(h.Value[j]-onAll.Hyper[i].Value[j]) > 1e-6 {
+				differsFromAll = true
+			}
+		}
+	}
+	if !differsFromAll {
+		t.Error("the warm start on a subset matches an L-BFGS fit on all rows: the subset is not used")
+	}
+	for _, bad := range []map[string]any{{"warm_start_iterations": int64(-1)}, {"warm_start_points": int64(0)}} {
+		if _, err := Build("svgp", bad); err == nil || !strings.Contains(err.Error(), "warm_start") {
+			t.Errorf("svgp %v: error %v, want one naming the parameter", bad, err)
 		}
 	}
 }

@@ -316,7 +316,7 @@ func (m *intervalModel) fitSVGP(ctx context.Context, train gp.Data, opt FitOptio
 			if !bt.Full {
 				phi = nil
 			}
-			return m.svgpELBOColumn(t, b, bt.X, bt.Y, phi, n, true)
+			return m.svgpELBOColumn(t, b, bt.X, bt.Y, phi, bt.N, true)
 		}}
 	rep, err := fit.train(ctx, m.p, train, opt, start, progress)
 	res := NewFitResult(rep, m.set, QMuName, QSqrtName)

@@ -33,7 +33,7 @@ func init() {
 		Summary: "variational inducing spherical harmonics: diagonal Kuu; collapsed from ΦΦᵀ precomputed once (O(M³) per step), or SVGP (Gaussian or probit)",
 		Paper:   "Dutordoir, Durrande & Hensman (2020)",
 		Tasks:   []Task{Regression, Classification},
-		Params: concat(zonalKernelParams("sphere-matern32"), NoiseParams(), VariationalParams(), []ParamDoc{
+		Params: concat(zonalKernelParams("sphere-matern32"), NoiseParams(), VariationalParams(), WarmStartParams(), []ParamDoc{
 			{Name: "max_level", Kind: Int, Default: 3, Doc: "harmonics of the complete levels 0…max_level (levels whose kernel coefficient vanishes are dropped): M = Σ N(d,ℓ), e.g. 210 for d = 9 and max_level 3, 660 for 4"},
 			{Name: "objective", Kind: String, Default: "collapsed", Choices: []string{"collapsed", "svgp"},
 				Doc: "collapsed: Titsias bound (regression; O(M³) per step after one O(NM²) pass when the weights are fixed); svgp: uncollapsed ELBO with q(u) = N(m, S), S full, minibatches with batch_size"},
@@ -49,6 +49,12 @@ func init() {
 			}
 			if err := checkNatGradStep("vish", p); err != nil {
 				return nil, err
+			}
+			if err := checkWarmStart("vish", p); err != nil {
+				return nil, err
+			}
+			if p.Int("warm_start_iterations") > 0 && p.String("objective") == "collapsed" {
+				return nil, fmt.Errorf("vish: warm_start_iterations needs objective = \"svgp\" (the collapsed bound is trained by one L-BFGS run on all rows)")
 			}
 			if l := p.Int("max_level"); l < 0 {
 				return nil, fmt.Errorf("vish: max_level must be ≥ 0, got %d", l)
@@ -194,10 +200,10 @@ func (m *vishModel) fitSVGP(ctx context.Context, train gp.Data, opt FitOptions, 
 				fb = fixedKuf{Bound: fb, phi: phiAll}
 			}
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, batch.Y) }
-			out, _, err := inference.SVGP(m.kern.Bind(b, vishKernelPfx), fb, t.Const(batch.X), ve, m.q(b), train.N(), inference.Options{})
+			out, _, err := inference.SVGP(m.kern.Bind(b, vishKernelPfx), fb, t.Const(batch.X), ve, m.q(b), batch.N, inference.Options{})
 			return out, err
 		}}
-	rep, err := fit.train(ctx, m.p, train, opt, start, progress)
+	rep, err := fit.withWarmStart(m.p).train(ctx, m.p, train, opt, start, progress)
 	return NewFitResult(rep, m.set, QMuName, QSqrtName), err
 }
 
