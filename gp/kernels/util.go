@@ -95,9 +95,9 @@ func itoa(i int) string {
 }
 
 // scaleCols returns x with column d multiplied by s[d].
-func scaleCols(x *mat.Dense, s []float64) *mat.Dense {
+func scaleCols(t *ad.Tape, x *mat.Dense, s []float64) *mat.Dense {
 	r, c := x.Dims()
-	out := mat.NewDense(r, c, nil)
+	out := t.NewDenseNonZeroed(r, c)
 	od := out.RawMatrix().Data
 	for i := 0; i < r; i++ {
 		xi := x.RawRowView(i)
@@ -110,9 +110,9 @@ func scaleCols(x *mat.Dense, s []float64) *mat.Dense {
 }
 
 // centredScaled returns (x − c) with column d multiplied by s[d].
-func centredScaled(x *mat.Dense, c, s []float64) *mat.Dense {
+func centredScaled(t *ad.Tape, x *mat.Dense, c, s []float64) *mat.Dense {
 	r, nc := x.Dims()
-	out := mat.NewDense(r, nc, nil)
+	out := t.NewDenseNonZeroed(r, nc)
 	od := out.RawMatrix().Data
 	for i := 0; i < r; i++ {
 		xi := x.RawRowView(i)
@@ -134,10 +134,13 @@ func colMeans(x *mat.Dense) []float64 {
 	return out
 }
 
-// rowSqNorms returns Σ_d x_nd² for each row.
-func rowSqNorms(x *mat.Dense) []float64 {
+// rowSqNorms returns Σ_d x_nd² for each row (in a tape-owned buffer).
+func rowSqNorms(t *ad.Tape, x *mat.Dense) []float64 {
 	r, _ := x.Dims()
-	out := make([]float64, r)
+	if r == 0 {
+		return nil
+	}
+	out := t.NewDenseNonZeroed(r, 1).RawMatrix().Data
 	for i := range out {
 		s := 0.0
 		for _, v := range x.RawRowView(i) {
@@ -175,9 +178,9 @@ func colSums(a *mat.Dense) []float64 {
 
 // pairwiseGrad returns 2(diag(w)·x − A·z), the gradient of Σ A_nm r²_nm
 // with respect to the rows of x, where w = rowSums(A) and r²_nm = ‖x_n − z_m‖².
-func pairwiseGrad(a mat.Matrix, w []float64, x, z *mat.Dense) *mat.Dense {
+func pairwiseGrad(t *ad.Tape, a mat.Matrix, w []float64, x, z *mat.Dense) *mat.Dense {
 	r, c := x.Dims()
-	g := mat.NewDense(r, c, nil)
+	g := t.NewDenseNonZeroed(r, c)
 	g.Mul(a, z)
 	gd := g.RawMatrix().Data
 	for i := 0; i < r; i++ {

@@ -32,28 +32,63 @@ func choleskyShift(a mat.Matrix, shift float64) (*mat.Dense, error) {
 		panic(fmt.Sprintf("linalg.Cholesky: matrix is %d×%d, want square", n, c))
 	}
 	l := mat.NewDense(n, n, nil)
+	if err := choleskyShiftTo(l, a, shift); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// CholeskyTo is Cholesky writing the factor into dst (n×n, overwritten;
+// dst must not share memory with a). On error dst holds no factor.
+func CholeskyTo(dst *mat.Dense, a mat.Matrix) error {
+	return choleskyShiftTo(dst, a, 0)
+}
+
+// choleskyShiftTo factorises ½(A + Aᵀ) + shift·I into dst (n×n, its
+// strict upper triangle zeroed).
+func choleskyShiftTo(l *mat.Dense, a mat.Matrix, shift float64) error {
+	n, c := a.Dims()
+	if n != c {
+		panic(fmt.Sprintf("linalg.Cholesky: matrix is %d×%d, want square", n, c))
+	}
+	if lr, lc := l.Dims(); lr != n || lc != n {
+		panic(fmt.Sprintf("linalg.Cholesky: destination is %d×%d, want %d×%d", lr, lc, n, n))
+	}
 	raw := l.RawMatrix()
-	for i := 0; i < n; i++ {
-		row := raw.Data[i*raw.Stride : i*raw.Stride+n]
-		for j := 0; j < i; j++ {
-			row[j] = 0.5 * (a.At(i, j) + a.At(j, i))
+	if ad, ok := a.(*mat.Dense); ok {
+		ar := ad.RawMatrix()
+		for i := 0; i < n; i++ {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+n]
+			arow := ar.Data[i*ar.Stride : i*ar.Stride+n]
+			for j := 0; j < i; j++ {
+				row[j] = 0.5 * (arow[j] + ar.Data[j*ar.Stride+i])
+			}
+			row[i] = arow[i] + shift
+			clear(row[i+1:])
 		}
-		row[i] = a.At(i, i) + shift
+	} else {
+		for i := 0; i < n; i++ {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+n]
+			for j := 0; j < i; j++ {
+				row[j] = 0.5 * (a.At(i, j) + a.At(j, i))
+			}
+			row[i] = a.At(i, i) + shift
+			clear(row[i+1:])
+		}
 	}
 	for i := 0; i < n; i++ {
 		for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+i+1] {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("linalg.Cholesky: matrix %d×%d holds NaN or Inf: %w", n, n, ErrNotPositiveDefinite)
+				return fmt.Errorf("linalg.Cholesky: matrix %d×%d holds NaN or Inf: %w", n, n, ErrNotPositiveDefinite)
 			}
 		}
 	}
 	_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: raw.Stride, Data: raw.Data})
 	if !ok {
-		return nil, fmt.Errorf("linalg.Cholesky: matrix %d×%d %w", n, n, ErrNotPositiveDefinite)
+		return fmt.Errorf("linalg.Cholesky: matrix %d×%d %w", n, n, ErrNotPositiveDefinite)
 	}
-	// Potrf leaves the strict upper triangle untouched; it already holds
-	// zeros because only the lower triangle was written.
-	return l, nil
+	// Potrf leaves the strict upper triangle untouched; it holds zeros.
+	return nil
 }
 
 // CholeskyJitter factorises A like Cholesky. If that fails it retries with
@@ -66,12 +101,27 @@ func CholeskyJitter(a mat.Matrix, maxTries int) (*mat.Dense, float64, error) {
 	if n != c {
 		panic(fmt.Sprintf("linalg.CholeskyJitter: matrix is %d×%d, want square", n, c))
 	}
-	l, err := choleskyShift(a, 0)
+	l := mat.NewDense(n, n, nil)
+	jitter, err := CholeskyJitterTo(l, a, maxTries)
+	if err != nil {
+		return nil, 0, err
+	}
+	return l, jitter, nil
+}
+
+// CholeskyJitterTo is CholeskyJitter writing the factor into dst (n×n,
+// overwritten; dst must not share memory with a).
+func CholeskyJitterTo(l *mat.Dense, a mat.Matrix, maxTries int) (float64, error) {
+	n, c := a.Dims()
+	if n != c {
+		panic(fmt.Sprintf("linalg.CholeskyJitter: matrix is %d×%d, want square", n, c))
+	}
+	err := choleskyShiftTo(l, a, 0)
 	if err == nil {
-		return l, 0, nil
+		return 0, nil
 	}
 	if maxTries <= 0 {
-		return nil, 0, err
+		return 0, err
 	}
 	var mean float64
 	for i := 0; i < n; i++ {
@@ -79,15 +129,14 @@ func CholeskyJitter(a mat.Matrix, maxTries int) (*mat.Dense, float64, error) {
 	}
 	mean /= float64(n)
 	if !(mean > 0) || math.IsInf(mean, 0) {
-		return nil, 0, fmt.Errorf("linalg.CholeskyJitter: matrix %d×%d has mean diagonal %g, so no jitter can help: %w",
+		return 0, fmt.Errorf("linalg.CholeskyJitter: matrix %d×%d has mean diagonal %g, so no jitter can help: %w",
 			n, n, mean, ErrNotPositiveDefinite)
 	}
 	jitter := 1e-8 * mean
 	tried := make([]string, 0, maxTries)
 	for try := 0; try < maxTries; try++ {
-		l, err = choleskyShift(a, jitter)
-		if err == nil {
-			return l, jitter, nil
+		if err := choleskyShiftTo(l, a, jitter); err == nil {
+			return jitter, nil
 		}
 		tried = append(tried, fmt.Sprintf("%.3g", jitter))
 		jitter *= 10
@@ -97,7 +146,7 @@ func CholeskyJitter(a mat.Matrix, maxTries int) (*mat.Dense, float64, error) {
 		span = tried[0] + " … " + tried[len(tried)-1]
 		rel = fmt.Sprintf("1e-8 … 1e%d", maxTries-9)
 	}
-	return nil, 0, fmt.Errorf("linalg.CholeskyJitter: matrix %d×%d %w after jitter %s (relative %s of mean diagonal %.3g; tried %s)",
+	return 0, fmt.Errorf("linalg.CholeskyJitter: matrix %d×%d %w after jitter %s (relative %s of mean diagonal %.3g; tried %s)",
 		n, n, ErrNotPositiveDefinite, span, rel, mean, strings.Join(tried, ", "))
 }
 
@@ -124,18 +173,31 @@ func InverseChol(l *mat.Dense) (*mat.Dense, error) {
 		panic(fmt.Sprintf("linalg.InverseChol: factor is %d×%d, want square", n, c))
 	}
 	out := mat.NewDense(n, n, nil)
+	if err := InverseCholTo(out, l); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// InverseCholTo is InverseChol writing into dst (n×n, overwritten; dst
+// must not share memory with l).
+func InverseCholTo(out, l *mat.Dense) error {
+	n, c := l.Dims()
+	if r, oc := out.Dims(); n != c || r != n || oc != n {
+		panic(fmt.Sprintf("linalg.InverseChol: factor is %d×%d, destination %d×%d", n, c, r, oc))
+	}
 	raw := out.RawMatrix()
 	lr := l.RawMatrix()
 	for i := 0; i < n; i++ {
 		copy(raw.Data[i*raw.Stride:i*raw.Stride+i+1], lr.Data[i*lr.Stride:i*lr.Stride+i+1])
 	}
 	if _, ok := lapack64.Potri(blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: raw.Stride, Data: raw.Data}); !ok {
-		return nil, fmt.Errorf("linalg.InverseChol: factor %d×%d has a zero on its diagonal: %w", n, n, ErrNotPositiveDefinite)
+		return fmt.Errorf("linalg.InverseChol: factor %d×%d has a zero on its diagonal: %w", n, n, ErrNotPositiveDefinite)
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < i; j++ {
 			raw.Data[j*raw.Stride+i] = raw.Data[i*raw.Stride+j]
 		}
 	}
-	return out, nil
+	return nil
 }

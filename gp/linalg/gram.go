@@ -255,8 +255,7 @@ func whitenBlock(tri blas64.Triangular, blk blas64.General, scratch []float64) b
 // is whitened in scratch and multiplied while in cache; blocks are shared
 // out over the cores.
 func WhitenedAdjoint(t, l, a *mat.Dense, u, v []float64) *mat.Dense {
-	ar := a.RawMatrix()
-	r, c := ar.Rows, ar.Cols
+	r, c := a.Dims()
 	if tr, tc := t.Dims(); tr != r || tc != r {
 		panic(fmt.Sprintf("linalg.WhitenedAdjoint: T is %d×%d, A is %d×%d", tr, tc, r, c))
 	}
@@ -266,9 +265,30 @@ func WhitenedAdjoint(t, l, a *mat.Dense, u, v []float64) *mat.Dense {
 	if r == 0 || c == 0 {
 		return &mat.Dense{}
 	}
+	out := mat.NewDense(r, c, nil)
+	WhitenedAdjointTo(out, t, l, a, u, v)
+	return out
+}
+
+// WhitenedAdjointTo is WhitenedAdjoint writing into dst (r×c, overwritten;
+// it must not share memory with the other arguments).
+func WhitenedAdjointTo(out, t, l, a *mat.Dense, u, v []float64) {
+	ar := a.RawMatrix()
+	r, c := ar.Rows, ar.Cols
+	if tr, tc := t.Dims(); tr != r || tc != r {
+		panic(fmt.Sprintf("linalg.WhitenedAdjoint: T is %d×%d, A is %d×%d", tr, tc, r, c))
+	}
+	if (u == nil) != (v == nil) || (u != nil && (len(u) != r || len(v) != c)) {
+		panic(fmt.Sprintf("linalg.WhitenedAdjoint: u (%d) and v (%d) do not match A (%d×%d)", len(u), len(v), r, c))
+	}
+	if r == 0 || c == 0 {
+		return
+	}
+	if or, oc := out.Dims(); or != r || oc != c {
+		panic(fmt.Sprintf("linalg.WhitenedAdjoint: destination is %d×%d, A is %d×%d", or, oc, r, c))
+	}
 	tri := lowerOf("WhitenedAdjoint", l, a)
 	trw := t.RawMatrix()
-	out := mat.NewDense(r, c, nil)
 	or := out.RawMatrix()
 	forColBlocks(r, c, minBlockCols, gemmThreads(), func(glo, ghi int) {
 		scratch := getBuf(r * min(whitenCols, ghi-glo))
@@ -283,7 +303,6 @@ func WhitenedAdjoint(t, l, a *mat.Dense, u, v []float64) *mat.Dense {
 			}
 		}
 	})
-	return out
 }
 
 // bufPool recycles the partial sums and scratch blocks of AddGramVec and
@@ -312,8 +331,7 @@ func putBuf(b *[]float64) { bufPool.Put(b) }
 // result is still in cache for the update). u and v are nil together or
 // not at all.
 func GramAdjoint(gbar, a *mat.Dense, u, v []float64) *mat.Dense {
-	ar := a.RawMatrix()
-	r, c := ar.Rows, ar.Cols
+	r, c := a.Dims()
 	if gr, gc := gbar.Dims(); gr != r || gc != r {
 		panic(fmt.Sprintf("linalg.GramAdjoint: Ḡ is %d×%d, A is %d×%d", gr, gc, r, c))
 	}
@@ -325,8 +343,30 @@ func GramAdjoint(gbar, a *mat.Dense, u, v []float64) *mat.Dense {
 	}
 	s := mat.NewDense(r, r, nil)
 	s.Add(gbar, gbar.T())
-	sr := s.RawMatrix()
 	out := mat.NewDense(r, c, nil)
+	SymAdjointTo(out, s, a, u, v)
+	return out
+}
+
+// SymAdjointTo writes S A + u vᵀ into dst (r×c, overwritten; it must not
+// share memory with the other arguments) for an r×r S: GramAdjoint given
+// S = Ḡ + Ḡᵀ.
+func SymAdjointTo(out, s, a *mat.Dense, u, v []float64) {
+	ar := a.RawMatrix()
+	r, c := ar.Rows, ar.Cols
+	if gr, gc := s.Dims(); gr != r || gc != r {
+		panic(fmt.Sprintf("linalg.GramAdjoint: Ḡ is %d×%d, A is %d×%d", gr, gc, r, c))
+	}
+	if (u == nil) != (v == nil) || (u != nil && (len(u) != r || len(v) != c)) {
+		panic(fmt.Sprintf("linalg.GramAdjoint: u (%d) and v (%d) do not match A (%d×%d)", len(u), len(v), r, c))
+	}
+	if r == 0 || c == 0 {
+		return
+	}
+	if or, oc := out.Dims(); or != r || oc != c {
+		panic(fmt.Sprintf("linalg.GramAdjoint: destination is %d×%d, A is %d×%d", or, oc, r, c))
+	}
+	sr := s.RawMatrix()
 	or := out.RawMatrix()
 	forColBlocks(r, c, minBlockCols, gemmThreads(), func(lo, hi int) {
 		blk := colView(or, lo, hi)
@@ -335,7 +375,6 @@ func GramAdjoint(gbar, a *mat.Dense, u, v []float64) *mat.Dense {
 			blas64.Ger(1, blas64.Vector{N: r, Inc: 1, Data: u}, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, blk)
 		}
 	})
-	return out
 }
 
 // MirrorUpper copies the upper triangle of the square a into its lower
