@@ -83,12 +83,73 @@ func choleskyShiftTo(l *mat.Dense, a mat.Matrix, shift float64) error {
 			}
 		}
 	}
-	_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: raw.Stride, Data: raw.Data})
-	if !ok {
+	if !potrf(raw) {
 		return fmt.Errorf("linalg.Cholesky: matrix %d×%d %w", n, n, ErrNotPositiveDefinite)
 	}
 	// Potrf leaves the strict upper triangle untouched; it holds zeros.
 	return nil
+}
+
+// Factorisations of at least cholSplitMin rows are blocked by this package
+// (right-looking, panels of cholPanel columns) so that the panel solve and
+// the trailing update, where almost all the work is, are split into fixed
+// row blocks of cholRows rows shared out over the cores: a single dpotrf
+// runs on one core (sgplab keeps OpenBLAS single-threaded). The split
+// depends only on n, so the factor is bitwise the same on any number of
+// cores.
+const (
+	cholSplitMin = 512
+	cholPanel    = 128
+	cholRows     = 256
+)
+
+// potrf overwrites the lower triangle of the square a with its Cholesky
+// factor and reports whether a was positive definite.
+func potrf(a blas64.General) bool {
+	n := a.Rows
+	sym := func(k0, k1 int) blas64.Symmetric {
+		return blas64.Symmetric{Uplo: blas.Lower, N: k1 - k0, Stride: a.Stride, Data: a.Data[k0*a.Stride+k0:]}
+	}
+	if n < cholSplitMin {
+		_, ok := lapack64.Potrf(sym(0, n))
+		return ok
+	}
+	view := func(r0, r1, c0, c1 int) blas64.General {
+		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: a.Stride, Data: a.Data[r0*a.Stride+c0:]}
+	}
+	for k0 := 0; k0 < n; k0 += cholPanel {
+		k1 := min(k0+cholPanel, n)
+		if _, ok := lapack64.Potrf(sym(k0, k1)); !ok {
+			return false
+		}
+		if k1 == n {
+			break
+		}
+		d := sym(k0, k1)
+		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: d.N, Stride: d.Stride, Data: d.Data}
+		// Row blocks of the trailing rows [k1, n), the last first (they
+		// carry the most work in the update).
+		rows := (n - k1 + cholRows - 1) / cholRows
+		block := func(b int) (i0, i1 int) {
+			b = rows - 1 - b
+			return k1 + b*cholRows, min(k1+(b+1)*cholRows, n)
+		}
+		// Panel: A[i0:i1, k0:k1] ← A[i0:i1, k0:k1] L_kk⁻ᵀ.
+		forBlocks(rows, trsmThreads(), func(b int) {
+			i0, i1 := block(b)
+			blas64.Trsm(blas.Right, blas.Trans, 1, tri, view(i0, i1, k0, k1))
+		})
+		// Trailing update of the lower triangle, row block by row block:
+		// A[i0:i1, k1:i1] −= P[i0:i1] P[k1:i1]ᵀ for the panel P.
+		forBlocks(rows, gemmThreads(), func(b int) {
+			i0, i1 := block(b)
+			if i0 > k1 {
+				blas64.Gemm(blas.NoTrans, blas.Trans, -1, view(i0, i1, k0, k1), view(k1, i0, k0, k1), 1, view(i0, i1, k1, i0))
+			}
+			blas64.Syrk(blas.NoTrans, -1, view(i0, i1, k0, k1), 1, sym(i0, i1))
+		})
+	}
+	return true
 }
 
 // CholeskyJitter factorises A like Cholesky. If that fails it retries with
@@ -164,9 +225,7 @@ func LogDetChol(l mat.Matrix) float64 {
 }
 
 // InverseChol returns (L Lᵀ)⁻¹ as a full symmetric matrix for a Cholesky
-// factor L (only its lower triangle is read). It costs about n³/3 + n³/3
-// flops in blocked LAPACK routines (dpotri), a third of solving L Lᵀ X = I
-// column by column.
+// factor L (only its lower triangle is read). See InverseCholTo.
 func InverseChol(l *mat.Dense) (*mat.Dense, error) {
 	n, c := l.Dims()
 	if n != c {
@@ -179,21 +238,44 @@ func InverseChol(l *mat.Dense) (*mat.Dense, error) {
 	return out, nil
 }
 
+// invBlock is the width of the column blocks of InverseCholTo.
+const invBlock = 128
+
 // InverseCholTo is InverseChol writing into dst (n×n, overwritten; dst
-// must not share memory with l).
+// must not share memory with l). Column block [j0, j1) of the inverse
+// below row j0 depends only on the trailing factor L₂ = L[j0:, j0:]:
+// it is L₂⁻ᵀ L₂⁻¹ applied to the identity's columns, two triangular solves
+// costing 2(n − j0)²(j1 − j0) flops, so the whole lower triangle costs
+// 2n³/3 flops like dpotri (dtrtri + dlauum) but in independent blocks,
+// shared out over the cores (largest first). The blocks depend only on
+// n, so the result is bitwise the same on any number of cores; the upper
+// triangle is mirrored from the lower.
 func InverseCholTo(out, l *mat.Dense) error {
 	n, c := l.Dims()
 	if r, oc := out.Dims(); n != c || r != n || oc != n {
 		panic(fmt.Sprintf("linalg.InverseChol: factor is %d×%d, destination %d×%d", n, c, r, oc))
 	}
-	raw := out.RawMatrix()
-	lr := l.RawMatrix()
+	lr, raw := l.RawMatrix(), out.RawMatrix()
 	for i := 0; i < n; i++ {
-		copy(raw.Data[i*raw.Stride:i*raw.Stride+i+1], lr.Data[i*lr.Stride:i*lr.Stride+i+1])
+		if lr.Data[i*lr.Stride+i] == 0 {
+			return fmt.Errorf("linalg.InverseChol: factor %d×%d has a zero on its diagonal: %w", n, n, ErrNotPositiveDefinite)
+		}
 	}
-	if _, ok := lapack64.Potri(blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: raw.Stride, Data: raw.Data}); !ok {
-		return fmt.Errorf("linalg.InverseChol: factor %d×%d has a zero on its diagonal: %w", n, n, ErrNotPositiveDefinite)
-	}
+	blocks := (n + invBlock - 1) / invBlock
+	forBlocks(blocks, trsmThreads(), func(b int) {
+		j0, j1 := b*invBlock, min((b+1)*invBlock, n)
+		blk := blas64.General{Rows: n - j0, Cols: j1 - j0, Stride: raw.Stride, Data: raw.Data[j0*raw.Stride+j0:]}
+		for i := 0; i < blk.Rows; i++ {
+			row := blk.Data[i*blk.Stride : i*blk.Stride+blk.Cols]
+			clear(row)
+			if i < blk.Cols {
+				row[i] = 1
+			}
+		}
+		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n - j0, Stride: lr.Stride, Data: lr.Data[j0*lr.Stride+j0:]}
+		blas64.Trsm(blas.Left, blas.NoTrans, 1, tri, blk)
+		blas64.Trsm(blas.Left, blas.Trans, 1, tri, blk)
+	})
 	for i := 0; i < n; i++ {
 		for j := 0; j < i; j++ {
 			raw.Data[j*raw.Stride+i] = raw.Data[i*raw.Stride+j]
