@@ -83,11 +83,7 @@ func (b *stationaryBound) Lengthscales() *ad.Node { return broadcastRow(b.ls, b.
 func (b *stationaryBound) Diag(x *ad.Node) *ad.Node {
 	checkInputs(b.k.Name(), b.k.dim, x)
 	n, _ := x.Dims()
-	ones := make([]float64, n)
-	for i := range ones {
-		ones[i] = 1
-	}
-	return scaledColumn(b.variance, ones)
+	return constColumn(x.Tape(), b.variance, n)
 }
 
 // scaledDist holds the scaled inputs x/ℓ and z/ℓ, both centred on the mean
@@ -277,11 +273,11 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 		xs, zs := sd.scaled(t)
 		var gxs, gzs *mat.Dense
 		if x.NeedsGrad() || b.ls.NeedsGrad() {
-			gxs = pairwiseGrad(t, a, rowSums(a), xs, zs)
+			gxs = pairwiseGrad(t, a, rowSumsOn(t, a), xs, zs)
 			defer t.Recycle(gxs)
 		}
 		if z.NeedsGrad() || b.ls.NeedsGrad() {
-			gzs = pairwiseGrad(t, a.T(), colSums(a), zs, xs)
+			gzs = pairwiseGrad(t, a.T(), colSumsOn(t, a), zs, xs)
 			defer t.Recycle(gzs)
 		}
 		if x.NeedsGrad() {
