@@ -167,8 +167,7 @@ func SolveLower(l, b *Node) *Node {
 		var gl *mat.Dense
 		if l.needsGrad {
 			gl = gemm(t, gb, x.T())
-			gl.Scale(-1, gl)
-			tril(gl)
+			negTril(gl)
 		}
 		return []*mat.Dense{gl, gb}
 	}, l, b)
@@ -187,8 +186,7 @@ func SolveLowerT(l, b *Node) *Node {
 		var gl *mat.Dense
 		if l.needsGrad {
 			gl = gemm(t, x, gb.T())
-			gl.Scale(-1, gl)
-			tril(gl)
+			negTril(gl)
 		}
 		return []*mat.Dense{gl, gb}
 	}, l, b)
@@ -237,8 +235,7 @@ func CholSolve(l, b *Node) *Node {
 			tmp := gemm(t, gb, y.T())
 			gl.Add(gl, tmp)
 			t.Recycle(tmp)
-			gl.Scale(-1, gl)
-			tril(gl)
+			negTril(gl)
 		}
 		return []*mat.Dense{gl, gb}
 	}, l, b)
@@ -256,4 +253,19 @@ func LogDetChol(l *Node) *Node {
 		}
 		return []*mat.Dense{gl}
 	}, l)
+}
+
+// negTril overwrites m with −tril(m).
+func negTril(m *mat.Dense) {
+	n, row := rowsOf(m)
+	for i := 0; i < n; i++ {
+		r := row(i)
+		for j := range r {
+			if j <= i {
+				r[j] = -r[j]
+			} else {
+				r[j] = 0
+			}
+		}
+	}
 }

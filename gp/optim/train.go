@@ -95,7 +95,7 @@ func Train(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *param.Bo
 				return nanValue
 			}
 			t.Backward(out)
-			for i, g := range b.Gradient() {
+			for i, g := range b.AppendGradient(grad[:0]) {
 				grad[i] = -g
 			}
 			return -out.Scalar()
