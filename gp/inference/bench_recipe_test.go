@@ -121,12 +121,7 @@ func BenchmarkRecipeSGPR(b *testing.B) {
 func BenchmarkRecipeSVGP(b *testing.B) {
 	const bsz, m = 1000, 500
 	s, k, f, x, y := recipeModel(b, bsz, m)
-	must(s.Add("q_mu", mat.NewDense(m, 1, nil), param.Identity{}))
-	sq := mat.NewDense(m, m, nil)
-	for i := 0; i < m; i++ {
-		sq.Set(i, i, 1)
-	}
-	must(s.Add("q_sqrt", sq, param.Identity{}))
+	declareQ(s, mat.NewDense(m, 1, nil), 1)
 	lik := likelihoods.NewGaussian(0.01)
 	yc := column(y)
 	flops := 3 * (2*bsz*float64(m)*m + float64(m)*m*m/3)

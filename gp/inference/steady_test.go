@@ -37,12 +37,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 	must(s.AddScalar("noise_variance", 0.05, param.DefaultPositive))
 	f := features.NewInducingPoints(mat.DenseCopyOf(x.Slice(0, m, 0, d)))
 	must(f.Declare(s, "f."))
-	must(s.Add("q_mu", randMat(rng, m, 1, 0.3), param.Identity{}))
-	sq := mat.NewDense(m, m, nil)
-	for i := 0; i < m; i++ {
-		sq.Set(i, i, 0.5)
-	}
-	must(s.Add("q_sqrt", sq, param.Identity{}))
+	declareQ(s, randMat(rng, m, 1, 0.3), 0.5)
 	lik := likelihoods.NewGaussian(0.05)
 	yc := column(y)
 

@@ -281,12 +281,7 @@ func solveLowerRec(l blas64.Triangular, b blas64.General) {
 // out over the cores.
 func WhitenedAdjoint(t, l, a *mat.Dense, u, v []float64) *mat.Dense {
 	r, c := a.Dims()
-	if tr, tc := t.Dims(); tr != r || tc != r {
-		panic(fmt.Sprintf("linalg.WhitenedAdjoint: T is %d×%d, A is %d×%d", tr, tc, r, c))
-	}
-	if (u == nil) != (v == nil) || (u != nil && (len(u) != r || len(v) != c)) {
-		panic(fmt.Sprintf("linalg.WhitenedAdjoint: u (%d) and v (%d) do not match A (%d×%d)", len(u), len(v), r, c))
-	}
+	adjointShapes("WhitenedAdjoint", "T", t, a, u, v)
 	if r == 0 || c == 0 {
 		return &mat.Dense{}
 	}
@@ -300,18 +295,11 @@ func WhitenedAdjoint(t, l, a *mat.Dense, u, v []float64) *mat.Dense {
 func WhitenedAdjointTo(out, t, l, a *mat.Dense, u, v []float64) {
 	ar := a.RawMatrix()
 	r, c := ar.Rows, ar.Cols
-	if tr, tc := t.Dims(); tr != r || tc != r {
-		panic(fmt.Sprintf("linalg.WhitenedAdjoint: T is %d×%d, A is %d×%d", tr, tc, r, c))
-	}
-	if (u == nil) != (v == nil) || (u != nil && (len(u) != r || len(v) != c)) {
-		panic(fmt.Sprintf("linalg.WhitenedAdjoint: u (%d) and v (%d) do not match A (%d×%d)", len(u), len(v), r, c))
-	}
+	adjointShapes("WhitenedAdjoint", "T", t, a, u, v)
 	if r == 0 || c == 0 {
 		return
 	}
-	if or, oc := out.Dims(); or != r || oc != c {
-		panic(fmt.Sprintf("linalg.WhitenedAdjoint: destination is %d×%d, A is %d×%d", or, oc, r, c))
-	}
+	adjointShapes("WhitenedAdjoint", "destination", nil, a, nil, nil, out)
 	tri := lowerOf("WhitenedAdjoint", l, a)
 	trw := t.RawMatrix()
 	or := out.RawMatrix()
@@ -357,12 +345,7 @@ func putBuf(b *[]float64) { bufPool.Put(b) }
 // not at all.
 func GramAdjoint(gbar, a *mat.Dense, u, v []float64) *mat.Dense {
 	r, c := a.Dims()
-	if gr, gc := gbar.Dims(); gr != r || gc != r {
-		panic(fmt.Sprintf("linalg.GramAdjoint: Ḡ is %d×%d, A is %d×%d", gr, gc, r, c))
-	}
-	if (u == nil) != (v == nil) || (u != nil && (len(u) != r || len(v) != c)) {
-		panic(fmt.Sprintf("linalg.GramAdjoint: u (%d) and v (%d) do not match A (%d×%d)", len(u), len(v), r, c))
-	}
+	adjointShapes("GramAdjoint", "Ḡ", gbar, a, u, v)
 	if r == 0 || c == 0 {
 		return &mat.Dense{}
 	}
@@ -379,18 +362,11 @@ func GramAdjoint(gbar, a *mat.Dense, u, v []float64) *mat.Dense {
 func SymAdjointTo(out, s, a *mat.Dense, u, v []float64) {
 	ar := a.RawMatrix()
 	r, c := ar.Rows, ar.Cols
-	if gr, gc := s.Dims(); gr != r || gc != r {
-		panic(fmt.Sprintf("linalg.GramAdjoint: Ḡ is %d×%d, A is %d×%d", gr, gc, r, c))
-	}
-	if (u == nil) != (v == nil) || (u != nil && (len(u) != r || len(v) != c)) {
-		panic(fmt.Sprintf("linalg.GramAdjoint: u (%d) and v (%d) do not match A (%d×%d)", len(u), len(v), r, c))
-	}
+	adjointShapes("GramAdjoint", "Ḡ", s, a, u, v)
 	if r == 0 || c == 0 {
 		return
 	}
-	if or, oc := out.Dims(); or != r || oc != c {
-		panic(fmt.Sprintf("linalg.GramAdjoint: destination is %d×%d, A is %d×%d", or, oc, r, c))
-	}
+	adjointShapes("GramAdjoint", "destination", nil, a, nil, nil, out)
 	sr := s.RawMatrix()
 	or := out.RawMatrix()
 	forColBlocks(r, c, minBlockCols, gemmThreads(), func(lo, hi int) {
@@ -400,6 +376,26 @@ func SymAdjointTo(out, s, a *mat.Dense, u, v []float64) {
 			blas64.Ger(1, blas64.Vector{N: r, Inc: 1, Data: u}, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, blk)
 		}
 	})
+}
+
+// adjointShapes panics, naming op, unless the square t (named tname; nil
+// for none) is r×r, u and v match the r×c a (both nil or lengths r and c),
+// and each dst is r×c.
+func adjointShapes(op, tname string, t, a *mat.Dense, u, v []float64, dst ...*mat.Dense) {
+	r, c := a.Dims()
+	if t != nil {
+		if tr, tc := t.Dims(); tr != r || tc != r {
+			panic(fmt.Sprintf("linalg.%s: %s is %d×%d, A is %d×%d", op, tname, tr, tc, r, c))
+		}
+	}
+	if (u == nil) != (v == nil) || (u != nil && (len(u) != r || len(v) != c)) {
+		panic(fmt.Sprintf("linalg.%s: u (%d) and v (%d) do not match A (%d×%d)", op, len(u), len(v), r, c))
+	}
+	for _, d := range dst {
+		if dr, dc := d.Dims(); dr != r || dc != c {
+			panic(fmt.Sprintf("linalg.%s: %s is %d×%d, A is %d×%d", op, tname, dr, dc, r, c))
+		}
+	}
 }
 
 // MirrorUpper copies the upper triangle of the square a into its lower

@@ -79,17 +79,24 @@ func TestInverseCholSameBits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := InverseChol(l)
+	sameBitsOnProcs(t, "inverse", func() (*mat.Dense, error) { return InverseChol(l) })
+}
+
+// sameBitsOnProcs checks that f gives the same bits planned for this
+// machine's cores as for several others (see forProcs).
+func sameBitsOnProcs(t *testing.T, what string, f func() (*mat.Dense, error)) {
+	t.Helper()
+	want, err := f()
 	if err != nil {
 		t.Fatal(err)
 	}
 	forProcs(t, func(t *testing.T) {
-		got, err := InverseChol(l)
+		got, err := f()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !mat.Equal(got, want) {
-			t.Error("inverse differs in its bits from the one on this machine's cores")
+			t.Errorf("%s differs in its bits from the one on this machine's cores", what)
 		}
 	})
 }
