@@ -144,11 +144,15 @@ func (a gramAdjoint) kuf(kv *mat.Dense, y []float64) *mat.Dense {
 // split over the cores (linalg.Congruence), where two SolveLower nodes and
 // a symmetrisation cost two more M³ products and several M×M copies.
 func congruence(l, g *ad.Node) *ad.Node {
-	lv := l.Value()
-	c, h := linalg.Congruence(lv, g.Value())
+	lv, t := l.Value(), l.Tape()
+	n, _ := lv.Dims()
+	c, h := t.NewDenseNonZeroed(n, n), t.NewDenseNonZeroed(n, n)
+	linalg.CongruenceTo(c, h, lv, g.Value())
 	return ad.Custom(c, func(cbar *mat.Dense) []*mat.Dense {
-		gbar, lbar := linalg.CongruenceAdjoint(lv, h, cbar)
+		gbar, lbar := t.NewDenseNonZeroed(n, n), t.NewDenseNonZeroed(n, n)
+		linalg.CongruenceAdjointTo(gbar, lbar, lv, h, cbar)
 		if !l.NeedsGrad() {
+			t.Recycle(lbar)
 			lbar = nil
 		}
 		return []*mat.Dense{lbar, gbar}
