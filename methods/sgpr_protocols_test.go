@@ -390,3 +390,25 @@ func TestSharedParameterNames(t *testing.T) {
 		t.Errorf("lengthscales %v, want [0.7]", v)
 	}
 }
+
+// gram_order selects the order of the O(NM²) step: on a well-conditioned
+// problem both orders fit to the same bound (rounding only), and an
+// unknown order is rejected naming the choices.
+func TestSGPRGramOrder(t *testing.T) {
+	train := toyData(12, 120, 0.1)
+	raw := func(order string) map[string]any {
+		return map[string]any{"num_inducing": int64(10), "gram_order": order, "lengthscales": []any{0.5}}
+	}
+	opt := FitOptions{Iterations: 20, Seed: 1}
+	ma, a := fitSGPR(t, raw("whiten_first"), train, opt)
+	mg, g := fitSGPR(t, raw("gram_first"), train, opt)
+	if ma.opts().GramFirst || !mg.opts().GramFirst {
+		t.Fatalf("GramFirst: %v for whiten_first, %v for gram_first", ma.opts().GramFirst, mg.opts().GramFirst)
+	}
+	if d := math.Abs(a.Objective - g.Objective); d > 1e-6*math.Abs(a.Objective) {
+		t.Errorf("bound %.10f whitening first, %.10f forming the Gram matrix first", a.Objective, g.Objective)
+	}
+	if _, err := Build("sgpr", raw("both")); err == nil || !strings.Contains(err.Error(), "gram_first") {
+		t.Errorf("unknown gram_order: err = %v, want one naming the choices", err)
+	}
+}

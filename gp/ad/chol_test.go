@@ -23,10 +23,12 @@ func TestCholBackwardBlockedMatchesUnblocked(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := draw(rng, n(size, size)) // upper triangle must be ignored
-			got := cholBackward(l, g)
+			tp := NewTape()
+			got := cholBackward(tp, l, g)
 			// One-shot: Φ(S + Sᵀ) is the lower-triangle gradient; its
 			// symmetric version is ½ of it off the diagonal.
-			want := cholRevUnblocked(l, tril(mat.DenseCopyOf(g)))
+			want := tril(mat.DenseCopyOf(g))
+			cholRevUnblocked(tp, l, want)
 			for i := 0; i < size; i++ {
 				for j := 0; j < i; j++ {
 					want.Set(i, j, 0.5*want.At(i, j))

@@ -25,10 +25,10 @@ func SqDist(x, z *Node) *Node {
 	zn := xn
 	var v *mat.Dense
 	if same {
-		v = gram(x.val, blas.NoTrans)
+		v = gram(x.tape, x.val, blas.NoTrans)
 	} else {
 		zn = rowSqNorms(z.val)
-		v = gemm(x.val, z.val.T())
+		v = gemm(x.tape, x.val, z.val.T())
 	}
 	raw := v.RawMatrix()
 	for i := 0; i < n; i++ {
@@ -49,7 +49,7 @@ func SqDist(x, z *Node) *Node {
 		// z̄ = 2(diag(Gᵀ1) z − Gᵀ x).
 		var gx, gz *mat.Dense
 		if x.needsGrad {
-			gx = gemm(g, z.val)
+			gx = gemm(x.tape, g, z.val)
 			rs := make([]float64, n)
 			_, grow := rowsOf(g)
 			for i := 0; i < n; i++ {
@@ -60,7 +60,7 @@ func SqDist(x, z *Node) *Node {
 			gx = distGrad(gx, x.val, rs)
 		}
 		if z.needsGrad {
-			gz = gemm(g.T(), x.val)
+			gz = gemm(x.tape, g.T(), x.val)
 			cs := make([]float64, m)
 			_, grow := rowsOf(g)
 			for i := 0; i < n; i++ {

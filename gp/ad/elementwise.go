@@ -10,18 +10,18 @@ import (
 // Add returns a + b.
 func Add(a, b *Node) *Node {
 	sameShape("Add", a, b)
-	v := binary(a.val, b.val, func(x, y float64) float64 { return x + y })
+	v := binary(a.tape, a.val, b.val, func(x, y float64) float64 { return x + y })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense { return []*mat.Dense{g, g} }, a, b)
 }
 
 // Sub returns a − b.
 func Sub(a, b *Node) *Node {
 	sameShape("Sub", a, b)
-	v := binary(a.val, b.val, func(x, y float64) float64 { return x - y })
+	v := binary(a.tape, a.val, b.val, func(x, y float64) float64 { return x - y })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
 		var gb *mat.Dense
 		if b.needsGrad {
-			gb = unary(g, func(x float64) float64 { return -x })
+			gb = unary(a.tape, g, func(x float64) float64 { return -x })
 		}
 		return []*mat.Dense{g, gb}
 	}, a, b)
@@ -30,14 +30,14 @@ func Sub(a, b *Node) *Node {
 // Mul returns the elementwise product a ∘ b.
 func Mul(a, b *Node) *Node {
 	sameShape("Mul", a, b)
-	v := binary(a.val, b.val, func(x, y float64) float64 { return x * y })
+	v := binary(a.tape, a.val, b.val, func(x, y float64) float64 { return x * y })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
 		var ga, gb *mat.Dense
 		if a.needsGrad {
-			ga = binary(g, b.val, func(x, y float64) float64 { return x * y })
+			ga = binary(a.tape, g, b.val, func(x, y float64) float64 { return x * y })
 		}
 		if b.needsGrad {
-			gb = binary(g, a.val, func(x, y float64) float64 { return x * y })
+			gb = binary(a.tape, g, a.val, func(x, y float64) float64 { return x * y })
 		}
 		return []*mat.Dense{ga, gb}
 	}, a, b)
@@ -46,15 +46,15 @@ func Mul(a, b *Node) *Node {
 // Div returns the elementwise quotient a / b.
 func Div(a, b *Node) *Node {
 	sameShape("Div", a, b)
-	v := binary(a.val, b.val, func(x, y float64) float64 { return x / y })
+	v := binary(a.tape, a.val, b.val, func(x, y float64) float64 { return x / y })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
 		var ga, gb *mat.Dense
 		if a.needsGrad {
-			ga = binary(g, b.val, func(x, y float64) float64 { return x / y })
+			ga = binary(a.tape, g, b.val, func(x, y float64) float64 { return x / y })
 		}
 		if b.needsGrad {
 			// d(a/b)/db = −(a/b)/b.
-			gb = ternary(g, v, b.val, func(x, q, y float64) float64 { return -x * q / y })
+			gb = ternary(a.tape, g, v, b.val, func(x, q, y float64) float64 { return -x * q / y })
 		}
 		return []*mat.Dense{ga, gb}
 	}, a, b)
@@ -65,15 +65,15 @@ func Neg(a *Node) *Node { return Scale(-1, a) }
 
 // Scale returns c·a for a constant c.
 func Scale(c float64, a *Node) *Node {
-	v := unary(a.val, func(x float64) float64 { return c * x })
+	v := unary(a.tape, a.val, func(x float64) float64 { return c * x })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{unary(g, func(x float64) float64 { return c * x })}
+		return []*mat.Dense{unary(a.tape, g, func(x float64) float64 { return c * x })}
 	}, a)
 }
 
 // AddConst returns a + c elementwise for a constant c.
 func AddConst(a *Node, c float64) *Node {
-	v := unary(a.val, func(x float64) float64 { return x + c })
+	v := unary(a.tape, a.val, func(x float64) float64 { return x + c })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense { return []*mat.Dense{g} }, a)
 }
 
@@ -81,14 +81,14 @@ func AddConst(a *Node, c float64) *Node {
 func MulScalar(a, s *Node) *Node {
 	mustScalar("MulScalar", a, s)
 	sv := s.Scalar()
-	v := unary(a.val, func(x float64) float64 { return sv * x })
+	v := unary(a.tape, a.val, func(x float64) float64 { return sv * x })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
 		var ga, gs *mat.Dense
 		if a.needsGrad {
-			ga = unary(g, func(x float64) float64 { return sv * x })
+			ga = unary(a.tape, g, func(x float64) float64 { return sv * x })
 		}
 		if s.needsGrad {
-			gs = scalar(dotOf(g, a.val))
+			gs = a.tape.scalar(dotOf(g, a.val))
 		}
 		return []*mat.Dense{ga, gs}
 	}, a, s)
@@ -98,14 +98,14 @@ func MulScalar(a, s *Node) *Node {
 func DivScalar(a, s *Node) *Node {
 	mustScalar("DivScalar", a, s)
 	sv := s.Scalar()
-	v := unary(a.val, func(x float64) float64 { return x / sv })
+	v := unary(a.tape, a.val, func(x float64) float64 { return x / sv })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
 		var ga, gs *mat.Dense
 		if a.needsGrad {
-			ga = unary(g, func(x float64) float64 { return x / sv })
+			ga = unary(a.tape, g, func(x float64) float64 { return x / sv })
 		}
 		if s.needsGrad {
-			gs = scalar(-dotOf(g, v) / sv)
+			gs = a.tape.scalar(-dotOf(g, v) / sv)
 		}
 		return []*mat.Dense{ga, gs}
 	}, a, s)
@@ -115,11 +115,11 @@ func DivScalar(a, s *Node) *Node {
 func AddScalar(a, s *Node) *Node {
 	mustScalar("AddScalar", a, s)
 	sv := s.Scalar()
-	v := unary(a.val, func(x float64) float64 { return x + sv })
+	v := unary(a.tape, a.val, func(x float64) float64 { return x + sv })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
 		var gs *mat.Dense
 		if s.needsGrad {
-			gs = scalar(sumOf(g))
+			gs = a.tape.scalar(sumOf(g))
 		}
 		return []*mat.Dense{g, gs}
 	}, a, s)
@@ -132,14 +132,14 @@ func MulColVec(a, v *Node) *Node {
 		panic(fmt.Sprintf("ad.MulColVec: matrix %s and vector %s do not match; want %d×1", shapeOf(a), shapeOf(v), r))
 	}
 	vd := colData(v.val)
-	out := scaleRows(a.val, vd)
+	out := scaleRows(a.tape, a.val, vd)
 	return Custom(out, func(g *mat.Dense) []*mat.Dense {
 		var ga, gv *mat.Dense
 		if a.needsGrad {
-			ga = scaleRows(g, vd)
+			ga = scaleRows(a.tape, g, vd)
 		}
 		if v.needsGrad {
-			gv = mat.NewDense(r, 1, nil)
+			gv = a.tape.NewDenseNonZeroed(r, 1)
 			n, grow := rowsOf(g)
 			_, arow := rowsOf(a.val)
 			for i := 0; i < n; i++ {
@@ -162,14 +162,15 @@ func MulRowVec(a, v *Node) *Node {
 		panic(fmt.Sprintf("ad.MulRowVec: matrix %s and vector %s do not match; want 1×%d", shapeOf(a), shapeOf(v), c))
 	}
 	vd := mat.Row(nil, 0, v.val)
-	out := scaleCols(a.val, vd)
+	out := scaleCols(a.tape, a.val, vd)
 	return Custom(out, func(g *mat.Dense) []*mat.Dense {
 		var ga, gv *mat.Dense
 		if a.needsGrad {
-			ga = scaleCols(g, vd)
+			ga = scaleCols(a.tape, g, vd)
 		}
 		if v.needsGrad {
-			s := make([]float64, c)
+			gv = a.tape.NewDense(1, c)
+			s := gv.RawMatrix().Data
 			n, grow := rowsOf(g)
 			_, arow := rowsOf(a.val)
 			for i := 0; i < n; i++ {
@@ -178,7 +179,6 @@ func MulRowVec(a, v *Node) *Node {
 					s[j] += x * ai[j]
 				}
 			}
-			gv = mat.NewDense(1, c, s)
 		}
 		return []*mat.Dense{ga, gv}
 	}, a, v)
@@ -186,9 +186,9 @@ func MulRowVec(a, v *Node) *Node {
 
 func colData(v *mat.Dense) []float64 { return mat.Col(nil, 0, v) }
 
-func scaleRows(a *mat.Dense, v []float64) *mat.Dense {
+func scaleRows(t *Tape, a *mat.Dense, v []float64) *mat.Dense {
 	r, c := a.Dims()
-	out := mat.NewDense(r, c, nil)
+	out := t.NewDenseNonZeroed(r, c)
 	od := out.RawMatrix().Data
 	_, row := rowsOf(a)
 	for i := 0; i < r; i++ {
@@ -200,9 +200,9 @@ func scaleRows(a *mat.Dense, v []float64) *mat.Dense {
 	return out
 }
 
-func scaleCols(a *mat.Dense, v []float64) *mat.Dense {
+func scaleCols(t *Tape, a *mat.Dense, v []float64) *mat.Dense {
 	r, c := a.Dims()
-	out := mat.NewDense(r, c, nil)
+	out := t.NewDenseNonZeroed(r, c)
 	od := out.RawMatrix().Data
 	_, row := rowsOf(a)
 	for i := 0; i < r; i++ {
@@ -216,41 +216,41 @@ func scaleCols(a *mat.Dense, v []float64) *mat.Dense {
 
 // Exp returns exp(a) elementwise.
 func Exp(a *Node) *Node {
-	v := unary(a.val, math.Exp)
+	v := unary(a.tape, a.val, math.Exp)
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{binary(g, v, func(x, y float64) float64 { return x * y })}
+		return []*mat.Dense{binary(a.tape, g, v, func(x, y float64) float64 { return x * y })}
 	}, a)
 }
 
 // Log returns the natural logarithm of a elementwise.
 func Log(a *Node) *Node {
-	v := unary(a.val, math.Log)
+	v := unary(a.tape, a.val, math.Log)
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{binary(g, a.val, func(x, y float64) float64 { return x / y })}
+		return []*mat.Dense{binary(a.tape, g, a.val, func(x, y float64) float64 { return x / y })}
 	}, a)
 }
 
 // Sqrt returns √a elementwise.
 func Sqrt(a *Node) *Node {
-	v := unary(a.val, math.Sqrt)
+	v := unary(a.tape, a.val, math.Sqrt)
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{binary(g, v, func(x, y float64) float64 { return x / (2 * y) })}
+		return []*mat.Dense{binary(a.tape, g, v, func(x, y float64) float64 { return x / (2 * y) })}
 	}, a)
 }
 
 // Square returns a² elementwise.
 func Square(a *Node) *Node {
-	v := unary(a.val, func(x float64) float64 { return x * x })
+	v := unary(a.tape, a.val, func(x float64) float64 { return x * x })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{binary(g, a.val, func(x, y float64) float64 { return 2 * x * y })}
+		return []*mat.Dense{binary(a.tape, g, a.val, func(x, y float64) float64 { return 2 * x * y })}
 	}, a)
 }
 
 // Softplus returns log(1 + exp(a)) elementwise, computed without overflow.
 func Softplus(a *Node) *Node {
-	v := unary(a.val, softplus)
+	v := unary(a.tape, a.val, softplus)
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{binary(g, a.val, func(x, y float64) float64 { return x * sigmoid(y) })}
+		return []*mat.Dense{binary(a.tape, g, a.val, func(x, y float64) float64 { return x * sigmoid(y) })}
 	}, a)
 }
 
@@ -266,24 +266,24 @@ func sigmoid(x float64) float64 {
 
 // Sin returns sin(a) elementwise.
 func Sin(a *Node) *Node {
-	v := unary(a.val, math.Sin)
+	v := unary(a.tape, a.val, math.Sin)
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{binary(g, a.val, func(x, y float64) float64 { return x * math.Cos(y) })}
+		return []*mat.Dense{binary(a.tape, g, a.val, func(x, y float64) float64 { return x * math.Cos(y) })}
 	}, a)
 }
 
 // Cos returns cos(a) elementwise.
 func Cos(a *Node) *Node {
-	v := unary(a.val, math.Cos)
+	v := unary(a.tape, a.val, math.Cos)
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{binary(g, a.val, func(x, y float64) float64 { return -x * math.Sin(y) })}
+		return []*mat.Dense{binary(a.tape, g, a.val, func(x, y float64) float64 { return -x * math.Sin(y) })}
 	}, a)
 }
 
 // Pow returns a^p elementwise for a constant exponent p.
 func Pow(a *Node, p float64) *Node {
-	v := unary(a.val, func(x float64) float64 { return math.Pow(x, p) })
+	v := unary(a.tape, a.val, func(x float64) float64 { return math.Pow(x, p) })
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{binary(g, a.val, func(x, y float64) float64 { return x * p * math.Pow(y, p-1) })}
+		return []*mat.Dense{binary(a.tape, g, a.val, func(x, y float64) float64 { return x * p * math.Pow(y, p-1) })}
 	}, a)
 }

@@ -289,9 +289,9 @@ func TestGradientAccumulates(t *testing.T) {
 // op with a deliberately wrong backward pass must be reported.
 func TestCheckGradientDetectsError(t *testing.T) {
 	wrongSquare := func(a *Node) *Node {
-		v := unary(a.val, func(x float64) float64 { return x * x })
+		v := unary(a.tape, a.val, func(x float64) float64 { return x * x })
 		return Custom(v, func(g *mat.Dense) []*mat.Dense {
-			return []*mat.Dense{binary(g, a.val, func(x, y float64) float64 { return 2.01 * x * y })}
+			return []*mat.Dense{binary(a.tape, g, a.val, func(x, y float64) float64 { return 2.01 * x * y })}
 		}, a)
 	}
 	in := []*mat.Dense{mat.NewDense(2, 3, []float64{1, 2, 3, -1, -2, 4})}

@@ -73,9 +73,9 @@ func byRows(r, c int, f func(i0, i1 int)) {
 }
 
 // unary returns f applied elementwise to a as a new matrix.
-func unary(a *mat.Dense, f func(x float64) float64) *mat.Dense {
+func unary(t *Tape, a *mat.Dense, f func(x float64) float64) *mat.Dense {
 	r, c := a.Dims()
-	out := mat.NewDense(r, c, nil)
+	out := t.NewDenseNonZeroed(r, c)
 	od := out.RawMatrix().Data
 	_, row := rowsOf(a)
 	byRows(r, c, func(i0, i1 int) {
@@ -91,9 +91,9 @@ func unary(a *mat.Dense, f func(x float64) float64) *mat.Dense {
 
 // binary returns f applied elementwise to a and b (same shape) as a new
 // matrix.
-func binary(a, b *mat.Dense, f func(x, y float64) float64) *mat.Dense {
+func binary(t *Tape, a, b *mat.Dense, f func(x, y float64) float64) *mat.Dense {
 	r, c := a.Dims()
-	out := mat.NewDense(r, c, nil)
+	out := t.NewDenseNonZeroed(r, c)
 	od := out.RawMatrix().Data
 	_, arow := rowsOf(a)
 	_, brow := rowsOf(b)
@@ -110,9 +110,9 @@ func binary(a, b *mat.Dense, f func(x, y float64) float64) *mat.Dense {
 }
 
 // ternary returns f applied elementwise to a, b and c as a new matrix.
-func ternary(a, b, c *mat.Dense, f func(x, y, z float64) float64) *mat.Dense {
+func ternary(t *Tape, a, b, c *mat.Dense, f func(x, y, z float64) float64) *mat.Dense {
 	r, nc := a.Dims()
-	out := mat.NewDense(r, nc, nil)
+	out := t.NewDenseNonZeroed(r, nc)
 	od := out.RawMatrix().Data
 	_, arow := rowsOf(a)
 	_, brow := rowsOf(b)
@@ -156,7 +156,11 @@ func dotOf(a, b *mat.Dense) float64 {
 }
 
 // scalar returns a new 1×1 matrix.
-func scalar(v float64) *mat.Dense { return mat.NewDense(1, 1, []float64{v}) }
+func (t *Tape) scalar(v float64) *mat.Dense {
+	m := t.NewDenseNonZeroed(1, 1)
+	m.Set(0, 0, v)
+	return m
+}
 
 // tril zeroes the strict upper triangle of m in place and returns it.
 func tril(m *mat.Dense) *mat.Dense {

@@ -16,9 +16,10 @@ import (
 // linalg.ErrNotPositiveDefinite. The gradient with respect to a is
 // symmetric.
 func Cholesky(a *Node) (*Node, error) {
-	mustSquare("Cholesky", a)
-	l, err := linalg.Cholesky(a.val)
-	if err != nil {
+	n := mustSquare("Cholesky", a)
+	l := a.tape.NewDenseNonZeroed(n, n)
+	if err := linalg.CholeskyTo(l, a.val); err != nil {
+		a.tape.Recycle(l)
 		return nil, err
 	}
 	return cholNode(l, a), nil
@@ -30,9 +31,11 @@ func Cholesky(a *Node) (*Node, error) {
 // returns the factor and the jitter added. The jitter is treated as a
 // constant in the backward pass.
 func CholeskyJitter(a *Node, maxTries int) (*Node, float64, error) {
-	mustSquare("CholeskyJitter", a)
-	l, jitter, err := linalg.CholeskyJitter(a.val, maxTries)
+	n := mustSquare("CholeskyJitter", a)
+	l := a.tape.NewDenseNonZeroed(n, n)
+	jitter, err := linalg.CholeskyJitterTo(l, a.val, maxTries)
 	if err != nil {
+		a.tape.Recycle(l)
 		return nil, 0, err
 	}
 	return cholNode(l, a), jitter, nil
@@ -42,7 +45,7 @@ func CholeskyJitter(a *Node, maxTries int) (*Node, float64, error) {
 // (2016), blocked so that almost all of its work is dgemm on large panels.
 func cholNode(l *mat.Dense, a *Node) *Node {
 	return Custom(l, func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{cholBackward(l, g)}
+		return []*mat.Dense{cholBackward(a.tape, l, g)}
 	}, a)
 }
 
@@ -59,9 +62,9 @@ const cholBlock = 128
 //
 // where Ā holds the gradient with respect to the lower triangle of A; the
 // symmetric gradient is ½(Ā + Āᵀ).
-func cholBackward(l, g *mat.Dense) *mat.Dense {
+func cholBackward(t *Tape, l, g *mat.Dense) *mat.Dense {
 	n, _ := l.Dims()
-	abar := tril(mat.DenseCopyOf(g)) // only the lower triangle of L̄ is real
+	abar := tril(t.copyOf(g)) // only the lower triangle of L̄ is real
 	lr, ar := l.RawMatrix(), abar.RawMatrix()
 	view := func(raw blas64.General, r0, r1, c0, c1 int) blas64.General {
 		if r0 == r1 || c0 == c1 {
@@ -69,7 +72,8 @@ func cholBackward(l, g *mat.Dense) *mat.Dense {
 		}
 		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: raw.Stride, Data: raw.Data[r0*raw.Stride+c0:]}
 	}
-	tmp := mat.NewDense(min(n, cholBlock), min(n, cholBlock), nil)
+	tmp := t.NewDense(min(n, cholBlock), min(n, cholBlock))
+	defer t.Recycle(tmp)
 	for k := ((n - 1) / cholBlock) * cholBlock; k >= 0; k -= cholBlock {
 		j := min(k+cholBlock, n)
 		nb := j - k
@@ -87,7 +91,7 @@ func cholBackward(l, g *mat.Dense) *mat.Dense {
 			blas64.Gemm(blas.Trans, blas.NoTrans, 1, cb, view(lr, j, n, k, j), 0, t.RawMatrix())
 			db.Sub(db, tril(t))
 		}
-		db.Copy(cholRevUnblocked(d, db))
+		cholRevUnblocked(t, d, db)
 		if k > 0 {
 			rb := view(ar, k, j, 0, k)
 			if j < n {
@@ -109,20 +113,26 @@ func cholBackward(l, g *mat.Dense) *mat.Dense {
 	return abar
 }
 
-// cholRevUnblocked returns the lower-triangle gradient Φ(S + Sᵀ) with
-// S = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹ (Murray 2016, eq. 10) for a small factor L and the
-// lower-triangular L̄.
-func cholRevUnblocked(l, lbar *mat.Dense) *mat.Dense {
+// cholRevUnblocked overwrites the lower-triangular L̄ with the
+// lower-triangle gradient Φ(S + Sᵀ), S = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹ (Murray 2016,
+// eq. 10), for a small factor L.
+func cholRevUnblocked(t *Tape, l, lbar *mat.Dense) {
 	n, _ := l.Dims()
-	p := linalg.MulLowerT(l, lbar)
+	p := t.copyOf(lbar)
+	defer t.Recycle(p)
+	linalg.MulLowerTInPlace(l, p)
 	phi(p)
 	// S = L⁻ᵀ P L⁻¹; both solves act on columns: Sᵀ = L⁻ᵀ (L⁻ᵀ P)ᵀ.
-	y := linalg.SolveLowerT(l, p)
-	st := linalg.SolveLowerT(l, y.T())
-	out := mat.NewDense(n, n, nil)
-	out.Add(st, st.T())
-	phi(out)
-	return out
+	linalg.SolveLowerTInPlace(l, p)
+	st := t.copyOf(p.T())
+	defer t.Recycle(st)
+	linalg.SolveLowerTInPlace(l, st)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			lbar.Set(i, j, st.At(i, j)+st.At(j, i))
+		}
+	}
+	phi(lbar)
 }
 
 // phi keeps the lower triangle of the square m and halves its diagonal, in
@@ -147,15 +157,17 @@ func solveShapes(op string, l, b *Node) {
 // is read), by forward substitution.
 func SolveLower(l, b *Node) *Node {
 	solveShapes("SolveLower", l, b)
-	x := linalg.SolveLower(l.val, b.val)
+	t := l.tape
+	x := t.copyOf(b.val)
+	linalg.SolveLowerInPlace(l.val, x)
 	return Custom(x, func(g *mat.Dense) []*mat.Dense {
 		// B̄ = L⁻ᵀ X̄, L̄ = −tril(B̄ Xᵀ).
-		gb := linalg.SolveLowerT(l.val, g)
+		gb := t.copyOf(g)
+		linalg.SolveLowerTInPlace(l.val, gb)
 		var gl *mat.Dense
 		if l.needsGrad {
-			gl = gemm(gb, x.T())
-			gl.Scale(-1, gl)
-			tril(gl)
+			gl = gemm(t, gb, x.T())
+			negTril(gl)
 		}
 		return []*mat.Dense{gl, gb}
 	}, l, b)
@@ -164,15 +176,17 @@ func SolveLower(l, b *Node) *Node {
 // SolveLowerT returns L⁻ᵀB for lower-triangular L, by back substitution.
 func SolveLowerT(l, b *Node) *Node {
 	solveShapes("SolveLowerT", l, b)
-	x := linalg.SolveLowerT(l.val, b.val)
+	t := l.tape
+	x := t.copyOf(b.val)
+	linalg.SolveLowerTInPlace(l.val, x)
 	return Custom(x, func(g *mat.Dense) []*mat.Dense {
 		// B̄ = L⁻¹ X̄, L̄ = −tril(X B̄ᵀ).
-		gb := linalg.SolveLower(l.val, g)
+		gb := t.copyOf(g)
+		linalg.SolveLowerInPlace(l.val, gb)
 		var gl *mat.Dense
 		if l.needsGrad {
-			gl = gemm(x, gb.T())
-			gl.Scale(-1, gl)
-			tril(gl)
+			gl = gemm(t, x, gb.T())
+			negTril(gl)
 		}
 		return []*mat.Dense{gl, gb}
 	}, l, b)
@@ -183,13 +197,17 @@ func SolveLowerT(l, b *Node) *Node {
 // ways: B̄ = L X̄ (another triangular multiply), L̄ = tril(B X̄ᵀ).
 func MulLowerT(l, b *Node) *Node {
 	solveShapes("MulLowerT", l, b)
-	return Custom(linalg.MulLowerT(l.val, b.val), func(g *mat.Dense) []*mat.Dense {
+	t := l.tape
+	x := t.copyOf(b.val)
+	linalg.MulLowerTInPlace(l.val, x)
+	return Custom(x, func(g *mat.Dense) []*mat.Dense {
 		var gl, gb *mat.Dense
 		if b.needsGrad {
-			gb = linalg.MulLower(l.val, g)
+			gb = t.copyOf(g)
+			linalg.MulLowerInPlace(l.val, gb)
 		}
 		if l.needsGrad {
-			gl = gemm(b.val, g.T())
+			gl = gemm(t, b.val, g.T())
 			tril(gl)
 		}
 		return []*mat.Dense{gl, gb}
@@ -199,21 +217,25 @@ func MulLowerT(l, b *Node) *Node {
 // CholSolve returns (L Lᵀ)⁻¹B for a Cholesky factor L.
 func CholSolve(l, b *Node) *Node {
 	solveShapes("CholSolve", l, b)
-	y := linalg.SolveLower(l.val, b.val)
-	x := linalg.SolveLowerT(l.val, y)
+	t := l.tape
+	y := t.copyOf(b.val)
+	linalg.SolveLowerInPlace(l.val, y)
+	x := t.copyOf(y)
+	linalg.SolveLowerTInPlace(l.val, x)
 	return Custom(x, func(g *mat.Dense) []*mat.Dense {
 		// With Y = L⁻¹B and X = L⁻ᵀY: Ȳ = L⁻¹X̄, B̄ = L⁻ᵀȲ,
 		// L̄ = −tril(X Ȳᵀ + B̄ Yᵀ).
-		gy := linalg.SolveLower(l.val, g)
-		gb := linalg.SolveLowerT(l.val, gy)
+		gy := t.copyOf(g)
+		linalg.SolveLowerInPlace(l.val, gy)
+		gb := t.copyOf(gy)
+		linalg.SolveLowerTInPlace(l.val, gb)
 		var gl *mat.Dense
 		if l.needsGrad {
-			gl = gemm(x, gy.T())
-			var t mat.Dense
-			t.Mul(gb, y.T())
-			gl.Add(gl, &t)
-			gl.Scale(-1, gl)
-			tril(gl)
+			gl = gemm(t, x, gy.T())
+			tmp := gemm(t, gb, y.T())
+			gl.Add(gl, tmp)
+			t.Recycle(tmp)
+			negTril(gl)
 		}
 		return []*mat.Dense{gl, gb}
 	}, l, b)
@@ -223,12 +245,27 @@ func CholSolve(l, b *Node) *Node {
 // as a 1×1 node.
 func LogDetChol(l *Node) *Node {
 	n := mustSquare("LogDetChol", l)
-	return Custom(scalar(linalg.LogDetChol(l.val)), func(g *mat.Dense) []*mat.Dense {
-		gl := mat.NewDense(n, n, nil)
+	return Custom(l.tape.scalar(linalg.LogDetChol(l.val)), func(g *mat.Dense) []*mat.Dense {
+		gl := l.tape.NewDense(n, n)
 		s := 2 * g.At(0, 0)
 		for i := 0; i < n; i++ {
 			gl.Set(i, i, s/l.val.At(i, i))
 		}
 		return []*mat.Dense{gl}
 	}, l)
+}
+
+// negTril overwrites m with −tril(m).
+func negTril(m *mat.Dense) {
+	n, row := rowsOf(m)
+	for i := 0; i < n; i++ {
+		r := row(i)
+		for j := range r {
+			if j <= i {
+				r[j] = -r[j]
+			} else {
+				r[j] = 0
+			}
+		}
+	}
 }

@@ -12,10 +12,12 @@ import (
 
 // gemm returns op(a)·op(b) as a new matrix; gonum's Mul passes transposes
 // to dgemm as flags, so no transpose is formed.
-func gemm(a, b mat.Matrix) *mat.Dense {
-	var c mat.Dense
-	c.Mul(a, b)
-	return &c
+func gemm(t *Tape, a, b mat.Matrix) *mat.Dense {
+	r, _ := a.Dims()
+	_, c := b.Dims()
+	out := t.NewDenseNonZeroed(r, c)
+	out.Mul(a, b)
+	return out
 }
 
 func mulShapes(op string, a, b *Node, ak, bk int) {
@@ -29,13 +31,13 @@ func MatMul(a, b *Node) *Node {
 	_, ac := a.Dims()
 	br, _ := b.Dims()
 	mulShapes("MatMul", a, b, ac, br)
-	return Custom(gemm(a.val, b.val), func(g *mat.Dense) []*mat.Dense {
+	return Custom(gemm(a.tape, a.val, b.val), func(g *mat.Dense) []*mat.Dense {
 		var ga, gb *mat.Dense
 		if a.needsGrad {
-			ga = gemm(g, b.val.T())
+			ga = gemm(a.tape, g, b.val.T())
 		}
 		if b.needsGrad {
-			gb = gemm(a.val.T(), g)
+			gb = gemm(a.tape, a.val.T(), g)
 		}
 		return []*mat.Dense{ga, gb}
 	}, a, b)
@@ -48,17 +50,17 @@ func MatMulTA(a, b *Node) *Node {
 	mulShapes("MatMulTA", a, b, ar, br)
 	if a == b {
 		// d(aᵀa) = daᵀa + aᵀda, so ā = a(Ḡ + Ḡᵀ) in one product.
-		return Custom(gram(a.val, blas.Trans), func(g *mat.Dense) []*mat.Dense {
-			return []*mat.Dense{gemm(a.val, symSum(g)), nil}
+		return Custom(gram(a.tape, a.val, blas.Trans), func(g *mat.Dense) []*mat.Dense {
+			return []*mat.Dense{gemm(a.tape, a.val, symSum(a.tape, g)), nil}
 		}, a, b)
 	}
-	return Custom(gemm(a.val.T(), b.val), func(g *mat.Dense) []*mat.Dense {
+	return Custom(gemm(a.tape, a.val.T(), b.val), func(g *mat.Dense) []*mat.Dense {
 		var ga, gb *mat.Dense
 		if a.needsGrad {
-			ga = gemm(b.val, g.T())
+			ga = gemm(a.tape, b.val, g.T())
 		}
 		if b.needsGrad {
-			gb = gemm(a.val, g)
+			gb = gemm(a.tape, a.val, g)
 		}
 		return []*mat.Dense{ga, gb}
 	}, a, b)
@@ -72,40 +74,40 @@ func MatMulTB(a, b *Node) *Node {
 	if a == b {
 		// ā = (Ḡ + Ḡᵀ)a in one product.
 		return Custom(linalg.Gram(a.val), func(g *mat.Dense) []*mat.Dense {
-			return []*mat.Dense{gemm(symSum(g), a.val), nil}
+			return []*mat.Dense{gemm(a.tape, symSum(a.tape, g), a.val), nil}
 		}, a, b)
 	}
-	return Custom(gemm(a.val, b.val.T()), func(g *mat.Dense) []*mat.Dense {
+	return Custom(gemm(a.tape, a.val, b.val.T()), func(g *mat.Dense) []*mat.Dense {
 		var ga, gb *mat.Dense
 		if a.needsGrad {
-			ga = gemm(g, b.val)
+			ga = gemm(a.tape, g, b.val)
 		}
 		if b.needsGrad {
-			gb = gemm(g.T(), a.val)
+			gb = gemm(a.tape, g.T(), a.val)
 		}
 		return []*mat.Dense{ga, gb}
 	}, a, b)
 }
 
 // symSum returns g + gᵀ for a square g.
-func symSum(g *mat.Dense) *mat.Dense {
+func symSum(t *Tape, g *mat.Dense) *mat.Dense {
 	n, _ := g.Dims()
-	s := mat.NewDense(n, n, nil)
+	s := t.NewDenseNonZeroed(n, n)
 	s.Add(g, g.T())
 	return s
 }
 
-// gram returns aᵀa (t = Trans) or aaᵀ (t = NoTrans) via dsyrk, which does
-// half the work of dgemm and gives an exactly symmetric result.
-func gram(a *mat.Dense, t blas.Transpose) *mat.Dense {
+// gram returns aᵀa (tr = Trans) or aaᵀ (tr = NoTrans) via dsyrk, which
+// does half the work of dgemm and gives an exactly symmetric result.
+func gram(t *Tape, a *mat.Dense, tr blas.Transpose) *mat.Dense {
 	r, c := a.Dims()
 	n := r
-	if t == blas.Trans {
+	if tr == blas.Trans {
 		n = c
 	}
-	out := mat.NewDense(n, n, nil)
+	out := t.NewDenseNonZeroed(n, n)
 	raw := out.RawMatrix()
-	blas64.Syrk(t, 1, a.RawMatrix(), 0, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: raw.Stride, Data: raw.Data})
+	blas64.Syrk(tr, 1, a.RawMatrix(), 0, blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: raw.Stride, Data: raw.Data})
 	for i := 0; i < n; i++ {
 		for j := 0; j < i; j++ {
 			raw.Data[i*raw.Stride+j] = raw.Data[j*raw.Stride+i]

@@ -6,16 +6,16 @@ import (
 
 // Sum returns Σ a_ij as a 1×1 node.
 func Sum(a *Node) *Node {
-	return Custom(scalar(sumOf(a.val)), func(g *mat.Dense) []*mat.Dense {
+	return Custom(a.tape.scalar(sumOf(a.val)), func(g *mat.Dense) []*mat.Dense {
 		r, c := a.Dims()
-		return []*mat.Dense{filled(r, c, g.At(0, 0))}
+		return []*mat.Dense{filled(a.tape, r, c, g.At(0, 0))}
 	}, a)
 }
 
 // RowSums returns the R×1 column of row sums of a.
 func RowSums(a *Node) *Node {
 	r, c := a.Dims()
-	v := mat.NewDense(r, 1, nil)
+	v := a.tape.NewDenseNonZeroed(r, 1)
 	n, row := rowsOf(a.val)
 	for i := 0; i < n; i++ {
 		var s float64
@@ -25,7 +25,7 @@ func RowSums(a *Node) *Node {
 		v.Set(i, 0, s)
 	}
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		ga := mat.NewDense(r, c, nil)
+		ga := a.tape.NewDenseNonZeroed(r, c)
 		d := ga.RawMatrix().Data
 		for i := 0; i < r; i++ {
 			gi := g.At(i, 0)
@@ -40,17 +40,18 @@ func RowSums(a *Node) *Node {
 // ColSums returns the 1×C row of column sums of a.
 func ColSums(a *Node) *Node {
 	r, c := a.Dims()
-	s := make([]float64, c)
+	sm := a.tape.NewDense(1, c)
+	s := sm.RawMatrix().Data
 	n, row := rowsOf(a.val)
 	for i := 0; i < n; i++ {
 		for j, x := range row(i) {
 			s[j] += x
 		}
 	}
-	return Custom(mat.NewDense(1, c, s), func(g *mat.Dense) []*mat.Dense {
-		ga := mat.NewDense(r, c, nil)
+	return Custom(sm, func(g *mat.Dense) []*mat.Dense {
+		ga := a.tape.NewDenseNonZeroed(r, c)
 		d := ga.RawMatrix().Data
-		gr := mat.Row(nil, 0, g)
+		gr := g.RawRowView(0)
 		for i := 0; i < r; i++ {
 			copy(d[i*c:(i+1)*c], gr)
 		}
@@ -61,14 +62,14 @@ func ColSums(a *Node) *Node {
 // Dot returns Σ a_ij b_ij as a 1×1 node.
 func Dot(a, b *Node) *Node {
 	sameShape("Dot", a, b)
-	return Custom(scalar(dotOf(a.val, b.val)), func(g *mat.Dense) []*mat.Dense {
+	return Custom(a.tape.scalar(dotOf(a.val, b.val)), func(g *mat.Dense) []*mat.Dense {
 		s := g.At(0, 0)
 		var ga, gb *mat.Dense
 		if a.needsGrad {
-			ga = unary(b.val, func(x float64) float64 { return s * x })
+			ga = unary(a.tape, b.val, func(x float64) float64 { return s * x })
 		}
 		if b.needsGrad {
-			gb = unary(a.val, func(x float64) float64 { return s * x })
+			gb = unary(a.tape, a.val, func(x float64) float64 { return s * x })
 		}
 		return []*mat.Dense{ga, gb}
 	}, a, b)
@@ -81,8 +82,8 @@ func Trace(a *Node) *Node {
 	for i := 0; i < n; i++ {
 		s += a.val.At(i, i)
 	}
-	return Custom(scalar(s), func(g *mat.Dense) []*mat.Dense {
-		ga := mat.NewDense(n, n, nil)
+	return Custom(a.tape.scalar(s), func(g *mat.Dense) []*mat.Dense {
+		ga := a.tape.NewDense(n, n)
 		for i := 0; i < n; i++ {
 			ga.Set(i, i, g.At(0, 0))
 		}
@@ -93,12 +94,12 @@ func Trace(a *Node) *Node {
 // Diag returns the diagonal of a square a as an R×1 column.
 func Diag(a *Node) *Node {
 	n := mustSquare("Diag", a)
-	v := mat.NewDense(n, 1, nil)
+	v := a.tape.NewDenseNonZeroed(n, 1)
 	for i := 0; i < n; i++ {
 		v.Set(i, 0, a.val.At(i, i))
 	}
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		ga := mat.NewDense(n, n, nil)
+		ga := a.tape.NewDense(n, n)
 		for i := 0; i < n; i++ {
 			ga.Set(i, i, g.At(i, 0))
 		}
@@ -107,10 +108,11 @@ func Diag(a *Node) *Node {
 }
 
 // filled returns an r×c matrix with every entry v.
-func filled(r, c int, v float64) *mat.Dense {
-	d := make([]float64, r*c)
+func filled(t *Tape, r, c int, v float64) *mat.Dense {
+	m := t.NewDenseNonZeroed(r, c)
+	d := m.RawMatrix().Data
 	for i := range d {
 		d[i] = v
 	}
-	return mat.NewDense(r, c, d)
+	return m
 }

@@ -11,24 +11,34 @@ import (
 
 // chunkedGram records Σ_c A_cᵀ A_c with A_c = exp(X_c W) for row chunks X_c
 // of x, checkpointed: only the W.cols×W.cols sum is kept, and each A_c is
-// recorded again in the backward pass.
-func chunkedGram(x, w *Node, chunk int) *Node {
+// recorded again in the backward pass. With free, each chunk's matrices go
+// back to the tape (Mark and Free) once the chunk is done.
+func chunkedGram(x, w *Node, chunk int) *Node { return chunkedGramFree(x, w, chunk, false) }
+
+func chunkedGramFree(x, w *Node, chunk int, free bool) *Node {
 	t := x.Tape()
 	n, _ := x.Dims()
 	_, k := w.Dims()
 	build := func(r0, r1 int) *Node {
 		return Exp(MatMul(Slice(x, r0, r1, 0, x.val.RawMatrix().Cols), w))
 	}
-	sum := mat.NewDense(k, k, nil)
-	mark := t.Len()
+	sum := t.NewDense(k, k)
+	drop := func(m Mark) []*Node {
+		e := t.Truncate(m.Nodes)
+		if free {
+			t.Free(m)
+		}
+		return e
+	}
 	var ext []*Node
 	seen := map[*Node]bool{}
 	for r0 := 0; r0 < n; r0 += chunk {
+		mark := t.Mark()
 		a := build(r0, min(r0+chunk, n)).Value()
-		var g mat.Dense
+		g := t.NewDenseNonZeroed(k, k)
 		g.Mul(a.T(), a)
-		sum.Add(sum, &g)
-		for _, e := range t.Truncate(mark) {
+		sum.Add(sum, g)
+		for _, e := range drop(mark) {
 			if !seen[e] {
 				seen[e] = true
 				ext = append(ext, e)
@@ -39,15 +49,15 @@ func chunkedGram(x, w *Node, chunk int) *Node {
 		return t.Const(sum)
 	}
 	return Custom(sum, func(g *mat.Dense) []*mat.Dense {
-		s := mat.NewDense(k, k, nil)
+		s := t.NewDense(k, k)
 		s.Add(g, g.T())
 		for r0 := 0; r0 < n; r0 += chunk {
-			mark := t.Len()
+			mark := t.Mark()
 			a := build(r0, min(r0+chunk, n))
-			seed := mat.NewDense(min(r0+chunk, n)-r0, k, nil)
+			seed := t.NewDenseNonZeroed(min(r0+chunk, n)-r0, k)
 			seed.Mul(a.Value(), s)
-			t.BackwardSegment(mark, a, seed)
-			t.Truncate(mark)
+			t.BackwardSegment(mark.Nodes, a, seed)
+			drop(mark)
 		}
 		return make([]*mat.Dense, len(ext))
 	}, ext...)

@@ -9,8 +9,8 @@ import (
 
 // T returns the transpose of a.
 func T(a *Node) *Node {
-	return Custom(mat.DenseCopyOf(a.val.T()), func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{mat.DenseCopyOf(g.T())}
+	return Custom(a.tape.copyOf(a.val.T()), func(g *mat.Dense) []*mat.Dense {
+		return []*mat.Dense{a.tape.copyOf(g.T())}
 	}, a)
 }
 
@@ -36,7 +36,7 @@ func HCat(a ...*Node) *Node {
 		}
 		offs[k+1] = offs[k] + nc
 	}
-	v := mat.NewDense(r, offs[len(a)], nil)
+	v := a[0].tape.NewDenseNonZeroed(r, offs[len(a)])
 	for k, n := range a {
 		v.Slice(0, r, offs[k], offs[k+1]).(*mat.Dense).Copy(n.val)
 	}
@@ -44,7 +44,7 @@ func HCat(a ...*Node) *Node {
 		gs := make([]*mat.Dense, len(a))
 		for k, n := range a {
 			if n.needsGrad {
-				gs[k] = mat.DenseCopyOf(g.Slice(0, r, offs[k], offs[k+1]))
+				gs[k] = n.tape.copyOf(g.Slice(0, r, offs[k], offs[k+1]))
 			}
 		}
 		return gs
@@ -65,7 +65,7 @@ func VCat(a ...*Node) *Node {
 		}
 		offs[k+1] = offs[k] + nr
 	}
-	v := mat.NewDense(offs[len(a)], c, nil)
+	v := a[0].tape.NewDenseNonZeroed(offs[len(a)], c)
 	for k, n := range a {
 		v.Slice(offs[k], offs[k+1], 0, c).(*mat.Dense).Copy(n.val)
 	}
@@ -73,7 +73,7 @@ func VCat(a ...*Node) *Node {
 		gs := make([]*mat.Dense, len(a))
 		for k, n := range a {
 			if n.needsGrad {
-				gs[k] = mat.DenseCopyOf(g.Slice(offs[k], offs[k+1], 0, c))
+				gs[k] = n.tape.copyOf(g.Slice(offs[k], offs[k+1], 0, c))
 			}
 		}
 		return gs
@@ -86,9 +86,9 @@ func Slice(a *Node, r0, r1, c0, c1 int) *Node {
 	if r0 < 0 || r1 > r || r0 >= r1 || c0 < 0 || c1 > c || c0 >= c1 {
 		panic(fmt.Sprintf("ad.Slice: rows [%d,%d) columns [%d,%d) out of range or empty for a %s matrix", r0, r1, c0, c1, shapeOf(a)))
 	}
-	v := mat.DenseCopyOf(a.val.Slice(r0, r1, c0, c1))
+	v := a.tape.copyOf(a.val.Slice(r0, r1, c0, c1))
 	return Custom(v, func(g *mat.Dense) []*mat.Dense {
-		ga := mat.NewDense(r, c, nil)
+		ga := a.tape.NewDense(r, c)
 		ga.Slice(r0, r1, c0, c1).(*mat.Dense).Copy(g)
 		return []*mat.Dense{ga}
 	}, a)
@@ -101,12 +101,12 @@ func DiagMat(v *Node) *Node {
 	if c != 1 {
 		panic(fmt.Sprintf("ad.DiagMat: vector is %s, want a column (R×1)", shapeOf(v)))
 	}
-	m := mat.NewDense(n, n, nil)
+	m := v.tape.NewDense(n, n)
 	for i := 0; i < n; i++ {
 		m.Set(i, i, v.val.At(i, 0))
 	}
 	return Custom(m, func(g *mat.Dense) []*mat.Dense {
-		gv := mat.NewDense(n, 1, nil)
+		gv := v.tape.NewDenseNonZeroed(n, 1)
 		for i := 0; i < n; i++ {
 			gv.Set(i, 0, g.At(i, i))
 		}
@@ -123,7 +123,7 @@ func AddDiag(a, v *Node) *Node {
 	if !broadcast && (vr != n || vc != 1) {
 		panic(fmt.Sprintf("ad.AddDiag: matrix %s and diagonal %s do not match; want %d×1 or 1×1", shapeOf(a), shapeOf(v), n))
 	}
-	m := mat.DenseCopyOf(a.val)
+	m := a.tape.copyOf(a.val)
 	for i := 0; i < n; i++ {
 		if broadcast {
 			m.Set(i, i, m.At(i, i)+v.val.At(0, 0))
@@ -139,9 +139,9 @@ func AddDiag(a, v *Node) *Node {
 				for i := 0; i < n; i++ {
 					s += g.At(i, i)
 				}
-				gv = scalar(s)
+				gv = a.tape.scalar(s)
 			} else {
-				gv = mat.NewDense(n, 1, nil)
+				gv = a.tape.NewDenseNonZeroed(n, 1)
 				for i := 0; i < n; i++ {
 					gv.Set(i, 0, g.At(i, i))
 				}
@@ -154,7 +154,7 @@ func AddDiag(a, v *Node) *Node {
 // Tril returns the lower triangle of a, diagonal included, with zeros above.
 // a need not be square.
 func Tril(a *Node) *Node {
-	return Custom(tril(mat.DenseCopyOf(a.val)), func(g *mat.Dense) []*mat.Dense {
-		return []*mat.Dense{tril(mat.DenseCopyOf(g))}
+	return Custom(tril(a.tape.copyOf(a.val)), func(g *mat.Dense) []*mat.Dense {
+		return []*mat.Dense{tril(a.tape.copyOf(g))}
 	}, a)
 }

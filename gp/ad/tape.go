@@ -10,6 +10,7 @@ import (
 // topological order of the computation graph.
 type Tape struct {
 	nodes []*Node
+	arena arena
 }
 
 // NewTape returns an empty tape.
@@ -47,7 +48,7 @@ func (t *Tape) Var(m *mat.Dense) *Node {
 
 // Scalar records a 1×1 constant.
 func (t *Tape) Scalar(v float64) *Node {
-	return t.Const(mat.NewDense(1, 1, []float64{v}))
+	return t.Const(t.scalar(v))
 }
 
 // Value returns the node's value. It must not be modified.
@@ -121,7 +122,8 @@ func (t *Tape) Backward(out *Node) {
 	for _, n := range t.nodes {
 		n.grad, n.gradShared = nil, false
 	}
-	out.grad = mat.NewDense(1, 1, []float64{1})
+	out.grad = t.NewDenseNonZeroed(1, 1)
+	out.grad.Set(0, 0, 1)
 	// Nodes are in topological order; walk them backwards from out.
 	start := -1
 	for i := len(t.nodes) - 1; i >= 0; i-- {
@@ -147,7 +149,7 @@ func (n *Node) accumulate(g *mat.Dense) {
 		return
 	}
 	if n.gradShared {
-		sum := mat.NewDense(r, c, nil)
+		sum := n.tape.NewDenseNonZeroed(r, c)
 		sum.Add(n.grad, g)
 		n.grad, n.gradShared = sum, false
 		return

@@ -200,12 +200,7 @@ func BenchmarkSVGP(b *testing.B) {
 	for _, m := range []int{100, 500} {
 		b.Run(fmt.Sprintf("B=1000/M=%d", m), func(b *testing.B) {
 			s, k, f, x, y := benchModel(b, 1000, m)
-			must(s.Add("q_mu", mat.NewDense(m, 1, nil), param.Identity{}))
-			sq := mat.NewDense(m, m, nil)
-			for i := 0; i < m; i++ {
-				sq.Set(i, i, 1)
-			}
-			must(s.Add("q_sqrt", sq, param.Identity{}))
+			declareQ(s, mat.NewDense(m, 1, nil), 1)
 			lik := likelihoods.NewGaussian(1)
 			yc := column(y)
 			b.ReportAllocs()

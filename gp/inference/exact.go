@@ -73,18 +73,26 @@ func gaussianLogDensity(name string, kn *ad.Node, y []float64, opt Options) (*ex
 	if n != c || n != len(y) {
 		return nil, fmt.Errorf("inference: %s is %d×%d, want %d×%d", name, n, c, len(y), len(y))
 	}
+	t := kn.Tape()
 	kv := kn.Value()
 	if err := checkFinite(name, kv); err != nil {
 		return nil, err
 	}
 	if opt.Jitter > 0 {
-		kv = mat.DenseCopyOf(kv)
+		c := t.NewDenseNonZeroed(n, n)
+		c.Copy(kv)
 		for i := 0; i < n; i++ {
-			kv.Set(i, i, kv.At(i, i)+opt.Jitter)
+			c.Set(i, i, c.At(i, i)+opt.Jitter)
 		}
+		kv = c
 	}
-	l, extra, err := linalg.CholeskyJitter(kv, opt.maxTries())
+	l := t.NewDenseNonZeroed(n, n)
+	extra, err := linalg.CholeskyJitterTo(l, kv, opt.maxTries())
+	if kv != kn.Value() {
+		t.Recycle(kv)
+	}
 	if err != nil {
+		t.Recycle(l)
 		return nil, fmt.Errorf("inference: %s (%d×%d) not positive definite after jitter %g and %d escalations: %w",
 			name, n, n, opt.Jitter, opt.maxTries(), err)
 	}
@@ -93,8 +101,8 @@ func gaussianLogDensity(name string, kn *ad.Node, y []float64, opt Options) (*ex
 	quad := mat.Dot(w.ColView(0), w.ColView(0))
 	v := -0.5*quad - 0.5*linalg.LogDetChol(l) - 0.5*float64(n)*math.Log(2*math.Pi)
 	lml := ad.Custom(mat.NewDense(1, 1, []float64{v}), func(g *mat.Dense) []*mat.Dense {
-		inv, err := linalg.InverseChol(l)
-		if err != nil {
+		inv := t.NewDenseNonZeroed(n, n)
+		if err := linalg.InverseCholTo(inv, l); err != nil {
 			// l has a positive diagonal, so this cannot happen.
 			panic(err)
 		}

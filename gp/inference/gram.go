@@ -18,7 +18,7 @@ import (
 func gramVec(a *ad.Node, v []float64, l *ad.Node) (g, av *ad.Node) {
 	aval := a.Value()
 	m, _ := aval.Dims()
-	wg := newWhitenedGram(l, m)
+	wg := newWhitenedGram(a.Tape(), l, m)
 	wg.add(aval, v)
 	inputs := []*ad.Node{a}
 	if l != nil {
@@ -52,6 +52,7 @@ func gramVec(a *ad.Node, v []float64, l *ad.Node) (g, av *ad.Node) {
 // where C̄ and ū are the gradients with respect to A Aᵀ and A y: L̄ needs
 // only the M×M sums, not another pass over the data.
 type whitenedGram struct {
+	t    *ad.Tape   // owns both and the adjoint's matrices
 	l    *mat.Dense // value of L (lower triangle), nil for G-first
 	m    int
 	both *mat.Dense // [G | v], M×(M+1)
@@ -59,8 +60,8 @@ type whitenedGram struct {
 	v    []float64
 }
 
-func newWhitenedGram(l *ad.Node, m int) *whitenedGram {
-	w := &whitenedGram{m: m, both: mat.NewDense(m, m+1, nil), v: make([]float64, m)}
+func newWhitenedGram(t *ad.Tape, l *ad.Node, m int) *whitenedGram {
+	w := &whitenedGram{t: t, m: m, both: t.NewDense(m, m+1), v: t.NewDense(m, 1).RawMatrix().Data}
 	w.g = w.both.Slice(0, m, 0, m).(*mat.Dense)
 	if l != nil {
 		w.l = l.Value()
@@ -83,25 +84,31 @@ func (w *whitenedGram) finish() *mat.Dense {
 // gramAdjoint maps the gradient of the bound with respect to [G | v] to
 // the gradients with respect to the blocks of Kuf and to L.
 type gramAdjoint struct {
+	t    *ad.Tape
 	l    *mat.Dense // nil for G-first
-	cbar *mat.Dense // G-first: C̄, the gradient with respect to G; A-first: T = L⁻ᵀ(C̄ + C̄ᵀ)
+	cbar *mat.Dense // G-first: S = C̄ + C̄ᵀ for the gradient C̄ with respect to G; A-first: T = L⁻ᵀS
 	u    []float64  // G-first: ū, the gradient with respect to v; A-first: L⁻ᵀū
 	lbar *mat.Dense // nil for G-first
 }
 
 func (w *whitenedGram) adjoint(gbar *mat.Dense) gramAdjoint {
-	m := w.m
-	adj := gramAdjoint{l: w.l, cbar: mat.DenseCopyOf(gbar.Slice(0, m, 0, m)), u: mat.Col(nil, m, gbar)}
+	m, t := w.m, w.t
+	// S = C̄ + C̄ᵀ (G-first's adjoint takes S, see linalg.SymAdjointTo).
+	s := t.NewDenseNonZeroed(m, m)
+	cbar := gbar.Slice(0, m, 0, m)
+	s.Add(cbar, cbar.T())
+	u := t.NewDenseNonZeroed(m, 1)
+	u.Copy(gbar.Slice(0, m, m, m+1))
+	adj := gramAdjoint{t: t, l: w.l, cbar: s, u: u.RawMatrix().Data}
 	if w.l == nil {
 		return adj
 	}
 	// L̄ = −tril(L⁻ᵀ (S G + ū vᵀ)).
-	s := mat.NewDense(m, m, nil)
-	s.Add(adj.cbar, adj.cbar.T())
-	p := mat.NewDense(m, m, nil)
+	p := t.NewDenseNonZeroed(m, m)
 	p.Mul(s, w.g)
 	p.RankOne(p, 1, mat.NewVecDense(m, adj.u), mat.NewVecDense(m, w.v))
-	adj.lbar = linalg.SolveLowerT(w.l, p)
+	linalg.SolveLowerTInPlace(w.l, p)
+	adj.lbar = p
 	for i := 0; i < m; i++ {
 		row := adj.lbar.RawRowView(i)
 		for j := range row[:i+1] {
@@ -109,8 +116,8 @@ func (w *whitenedGram) adjoint(gbar *mat.Dense) gramAdjoint {
 		}
 		clear(row[i+1:])
 	}
-	adj.cbar = linalg.SolveLowerT(w.l, s)
-	adj.u = linalg.SolveLowerT(w.l, mat.NewDense(m, 1, adj.u)).RawMatrix().Data
+	linalg.SolveLowerTInPlace(w.l, s)
+	linalg.SolveLowerTInPlace(w.l, u)
 	return adj
 }
 
@@ -121,10 +128,14 @@ func (w *whitenedGram) adjoint(gbar *mat.Dense) gramAdjoint {
 // but brings back the cond(Kuu) amplification: 40× larger gradient errors
 // on the 1-D SE case of TestSGPRHighPrecision.)
 func (a gramAdjoint) kuf(kv *mat.Dense, y []float64) *mat.Dense {
+	r, c := kv.Dims()
+	out := a.t.NewDenseNonZeroed(r, c)
 	if a.l == nil {
-		return linalg.GramAdjoint(a.cbar, kv, a.u, y)
+		linalg.SymAdjointTo(out, a.cbar, kv, a.u, y)
+	} else {
+		linalg.WhitenedAdjointTo(out, a.cbar, a.l, kv, a.u, y)
 	}
-	return linalg.WhitenedAdjoint(a.cbar, a.l, kv, a.u, y)
+	return out
 }
 
 // congruence records C = L⁻¹ G L⁻ᵀ for a lower-triangular L and a symmetric
@@ -133,11 +144,15 @@ func (a gramAdjoint) kuf(kv *mat.Dense, y []float64) *mat.Dense {
 // split over the cores (linalg.Congruence), where two SolveLower nodes and
 // a symmetrisation cost two more M³ products and several M×M copies.
 func congruence(l, g *ad.Node) *ad.Node {
-	lv := l.Value()
-	c, h := linalg.Congruence(lv, g.Value())
+	lv, t := l.Value(), l.Tape()
+	n, _ := lv.Dims()
+	c, h := t.NewDenseNonZeroed(n, n), t.NewDenseNonZeroed(n, n)
+	linalg.CongruenceTo(c, h, lv, g.Value())
 	return ad.Custom(c, func(cbar *mat.Dense) []*mat.Dense {
-		gbar, lbar := linalg.CongruenceAdjoint(lv, h, cbar)
+		gbar, lbar := t.NewDenseNonZeroed(n, n), t.NewDenseNonZeroed(n, n)
+		linalg.CongruenceAdjointTo(gbar, lbar, lv, h, cbar)
 		if !l.NeedsGrad() {
+			t.Recycle(lbar)
 			lbar = nil
 		}
 		return []*mat.Dense{lbar, gbar}

@@ -178,3 +178,14 @@ func cholesky(t testing.TB, a mat.Matrix) *mat.Dense {
 func relErr(got, want float64) float64 { return math.Abs(got-want) / math.Max(1, math.Abs(want)) }
 
 var _ kernels.Bound = seBound{}
+
+// declareQ declares q(u) = N(mu, S) as q_mu and q_sqrt = sd·I.
+func declareQ(s *param.Set, mu *mat.Dense, sd float64) {
+	m, _ := mu.Dims()
+	sq := mat.NewDense(m, m, nil)
+	for i := 0; i < m; i++ {
+		sq.Set(i, i, sd)
+	}
+	must(s.Add("q_mu", mu, param.Identity{}))
+	must(s.Add("q_sqrt", sq, param.Identity{}))
+}

@@ -57,23 +57,30 @@ func gramVecChunked(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, 
 		}
 		return t.Const(x.Value().Slice(r0, r1, 0, d).(*mat.Dense))
 	}
-	wg := newWhitenedGram(l, m)
+	wg := newWhitenedGram(t, l, m)
 	var ext []*ad.Node
 	seen := map[*ad.Node]bool{}
+	// Each chunk's matrices go back to the tape (Free) once its sums are
+	// taken, so that the next chunk reuses them.
+	drop := func(mark ad.Mark) []*ad.Node {
+		e := t.Truncate(mark.Nodes)
+		t.Free(mark)
+		return e
+	}
 	for r0 := 0; r0 < n; r0 += chunk {
 		r1 := min(r0+chunk, n)
-		mark := t.Len()
+		mark := t.Mark()
 		kc := f.Kuf(k, rows(r0, r1))
 		if r, c := kc.Dims(); r != m || c != r1-r0 {
-			t.Truncate(mark)
+			drop(mark)
 			return nil, nil, fmt.Errorf("inference: Kuf of inputs %d..%d is %d×%d, want %d×%d", r0, r1-1, r, c, m, r1-r0)
 		}
 		if err := checkFinite(fmt.Sprintf("Kuf (columns %d..%d)", r0, r1-1), kc.Value()); err != nil {
-			t.Truncate(mark)
+			drop(mark)
 			return nil, nil, err
 		}
 		wg.add(kc.Value(), y[r0:r1])
-		for _, e := range t.Truncate(mark) {
+		for _, e := range drop(mark) {
 			if !seen[e] {
 				seen[e] = true
 				ext = append(ext, e)
@@ -93,10 +100,10 @@ func gramVecChunked(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, 
 			adj := wg.adjoint(gbar)
 			for r0 := 0; r0 < n; r0 += chunk {
 				r1 := min(r0+chunk, n)
-				mark := t.Len()
+				mark := t.Mark()
 				kc := f.Kuf(k, rows(r0, r1))
-				t.BackwardSegment(mark, kc, adj.kuf(kc.Value(), y[r0:r1]))
-				t.Truncate(mark)
+				t.BackwardSegment(mark.Nodes, kc, adj.kuf(kc.Value(), y[r0:r1]))
+				drop(mark)
 			}
 			// The gradients reached ext inside the segments.
 			grads := make([]*mat.Dense, len(inputs))

@@ -119,9 +119,9 @@ func (b *arcCosineBound) Diag(x *ad.Node) *ad.Node {
 	checkInputs(k.Name(), k.dim, x)
 	w := expand(b.w, k.dim)
 	sw := sqrtAll(w)
-	xs := scaleCols(x.Value(), sw)
+	xs := scaleCols(x.Tape(), x.Value(), sw)
 	bias, sv := b.bias.Scalar(), b.variance.Scalar()
-	nx2 := rowSqNorms(xs)
+	nx2 := rowSqNorms(x.Tape(), xs)
 	n := len(nx2)
 	out := mat.NewDense(n, 1, nil)
 	pow := func(v float64, p int) float64 { return math.Pow(v, float64(p)) }
@@ -179,9 +179,9 @@ func (b *arcCosineBound) K(x, z *ad.Node) *ad.Node {
 	checkInputs(k.Name(), k.dim, x, z)
 	w := expand(b.w, k.dim)
 	sw := sqrtAll(w)
-	xs, zs := scaleCols(x.Value(), sw), scaleCols(z.Value(), sw)
+	xs, zs := scaleCols(x.Tape(), x.Value(), sw), scaleCols(x.Tape(), z.Value(), sw)
 	bias, sv := b.bias.Scalar(), b.variance.Scalar()
-	nx, nz := rowSqNorms(xs), rowSqNorms(zs)
+	nx, nz := rowSqNorms(x.Tape(), xs), rowSqNorms(x.Tape(), zs)
 	for i := range nx {
 		nx[i] = math.Sqrt(nx[i] + bias)
 	}

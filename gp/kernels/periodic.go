@@ -162,10 +162,10 @@ func (b *periodicBound) K(x, z *ad.Node) *ad.Node {
 		gax := angleGrad(gfx, fx, ax)
 		gaz := angleGrad(gfz, fz, az)
 		if x.NeedsGrad() {
-			grads[3] = scaleAngles(gax, per)
+			grads[3] = scaleAngles(x.Tape(), gax, per)
 		}
 		if z.NeedsGrad() {
-			grads[4] = scaleAngles(gaz, per)
+			grads[4] = scaleAngles(x.Tape(), gaz, per)
 		}
 		if b.ls.NeedsGrad() {
 			gl := make([]float64, dim)
@@ -182,10 +182,10 @@ func (b *periodicBound) K(x, z *ad.Node) *ad.Node {
 }
 
 // scaleAngles maps angle gradients to input gradients (a = 2πx/p).
-func scaleAngles(ga *mat.Dense, per []float64) *mat.Dense {
+func scaleAngles(t *ad.Tape, ga *mat.Dense, per []float64) *mat.Dense {
 	s := make([]float64, len(per))
 	for d, p := range per {
 		s[d] = 2 * math.Pi / p
 	}
-	return scaleCols(ga, s)
+	return scaleCols(t, ga, s)
 }

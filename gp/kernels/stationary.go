@@ -83,11 +83,7 @@ func (b *stationaryBound) Lengthscales() *ad.Node { return broadcastRow(b.ls, b.
 func (b *stationaryBound) Diag(x *ad.Node) *ad.Node {
 	checkInputs(b.k.Name(), b.k.dim, x)
 	n, _ := x.Dims()
-	ones := make([]float64, n)
-	for i := range ones {
-		ones[i] = 1
-	}
-	return scaledColumn(b.variance, ones)
+	return constColumn(x.Tape(), b.variance, n)
 }
 
 // scaledDist holds the scaled inputs x/ℓ and z/ℓ, both centred on the mean
@@ -112,12 +108,12 @@ const directDims = 3
 // amplify a larger relative error at small r.
 const expandRecompute = 1.0 / 8
 
-func newScaledDist(x, z *mat.Dense, inv []float64) *scaledDist {
+func newScaledDist(t *ad.Tape, x, z *mat.Dense, inv []float64) *scaledDist {
 	s := &scaledDist{x: x, z: z, inv: inv}
 	if len(inv) > directDims {
 		c := colMeans(z)
-		s.xs, s.zs = centredScaled(x, c, inv), centredScaled(z, c, inv)
-		s.nx, s.nz = rowSqNorms(s.xs), rowSqNorms(s.zs)
+		s.xs, s.zs = centredScaled(t, x, c, inv), centredScaled(t, z, c, inv)
+		s.nx, s.nz = rowSqNorms(t, s.xs), rowSqNorms(t, s.zs)
 	}
 	return s
 }
@@ -163,9 +159,9 @@ func (s *scaledDist) fill(blk *mat.Dense, r0, r1 int) {
 // scaled returns the scaled inputs for the gradients (centred ones when
 // the expansion formed them: the gradient formulas are invariant to the
 // common shift).
-func (s *scaledDist) scaled() (xs, zs *mat.Dense) {
+func (s *scaledDist) scaled(t *ad.Tape) (xs, zs *mat.Dense) {
 	if s.xs == nil {
-		return scaleCols(s.x, s.inv), scaleCols(s.z, s.inv)
+		return scaleCols(t, s.x, s.inv), scaleCols(t, s.z, s.inv)
 	}
 	return s.xs, s.zs
 }
@@ -241,10 +237,11 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 		inv[d] = 1 / l
 	}
 	sv := b.variance.Scalar()
-	sd := newScaledDist(x.Value(), z.Value(), inv)
+	t := x.Tape()
+	sd := newScaledDist(t, x.Value(), z.Value(), inv)
 	n, _ := x.Dims()
 	m, _ := z.Dims()
-	out := mat.NewDense(n, m, nil)
+	out := t.NewDenseNonZeroed(n, m)
 	parallelRows(n, m, func(r0, r1 int) {
 		sd.fill(out.Slice(r0, r1, 0, m).(*mat.Dense), r0, r1)
 		for i := r0; i < r1; i++ {
@@ -254,14 +251,16 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 	return ad.Custom(out, func(g *mat.Dense) []*mat.Dense {
 		grads := make([]*mat.Dense, 4)
 		if b.variance.NeedsGrad() {
-			grads[0] = mat.NewDense(1, 1, []float64{dotAll(g, out) / sv})
+			grads[0] = t.NewDenseNonZeroed(1, 1)
+			grads[0].Set(0, 0, dotAll(g, out)/sv)
 		}
 		if !(x.NeedsGrad() || z.NeedsGrad() || b.ls.NeedsGrad()) {
 			return grads
 		}
 		// a = G ∘ dK/d(r²), the derivative rebuilt from K (and from r²,
 		// formed again in a's rows, for the Matérn kernels).
-		a := mat.NewDense(n, m, nil)
+		a := t.NewDenseNonZeroed(n, m)
+		defer t.Recycle(a)
 		parallelRows(n, m, func(r0, r1 int) {
 			if k.prof != se {
 				sd.fill(a.Slice(r0, r1, 0, m).(*mat.Dense), r0, r1)
@@ -271,19 +270,21 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 				k.prof.scaleGrad(ai, g.RawRowView(i), out.RawRowView(i), ai)
 			}
 		})
-		xs, zs := sd.scaled()
+		xs, zs := sd.scaled(t)
 		var gxs, gzs *mat.Dense
 		if x.NeedsGrad() || b.ls.NeedsGrad() {
-			gxs = pairwiseGrad(a, rowSums(a), xs, zs)
+			gxs = pairwiseGrad(t, a, rowSumsOn(t, a), xs, zs)
+			defer t.Recycle(gxs)
 		}
 		if z.NeedsGrad() || b.ls.NeedsGrad() {
-			gzs = pairwiseGrad(a.T(), colSums(a), zs, xs)
+			gzs = pairwiseGrad(t, a.T(), colSumsOn(t, a), zs, xs)
+			defer t.Recycle(gzs)
 		}
 		if x.NeedsGrad() {
-			grads[2] = scaleCols(gxs, inv)
+			grads[2] = scaleCols(t, gxs, inv)
 		}
 		if z.NeedsGrad() {
-			grads[3] = scaleCols(gzs, inv)
+			grads[3] = scaleCols(t, gzs, inv)
 		}
 		if b.ls.NeedsGrad() {
 			// xs = (x − c)/ℓ, so d xs_nd/dℓ_d = −xs_nd/ℓ_d (the shift c

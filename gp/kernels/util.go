@@ -95,9 +95,9 @@ func itoa(i int) string {
 }
 
 // scaleCols returns x with column d multiplied by s[d].
-func scaleCols(x *mat.Dense, s []float64) *mat.Dense {
+func scaleCols(t *ad.Tape, x *mat.Dense, s []float64) *mat.Dense {
 	r, c := x.Dims()
-	out := mat.NewDense(r, c, nil)
+	out := t.NewDenseNonZeroed(r, c)
 	od := out.RawMatrix().Data
 	for i := 0; i < r; i++ {
 		xi := x.RawRowView(i)
@@ -110,9 +110,9 @@ func scaleCols(x *mat.Dense, s []float64) *mat.Dense {
 }
 
 // centredScaled returns (x − c) with column d multiplied by s[d].
-func centredScaled(x *mat.Dense, c, s []float64) *mat.Dense {
+func centredScaled(t *ad.Tape, x *mat.Dense, c, s []float64) *mat.Dense {
 	r, nc := x.Dims()
-	out := mat.NewDense(r, nc, nil)
+	out := t.NewDenseNonZeroed(r, nc)
 	od := out.RawMatrix().Data
 	for i := 0; i < r; i++ {
 		xi := x.RawRowView(i)
@@ -134,10 +134,13 @@ func colMeans(x *mat.Dense) []float64 {
 	return out
 }
 
-// rowSqNorms returns Σ_d x_nd² for each row.
-func rowSqNorms(x *mat.Dense) []float64 {
+// rowSqNorms returns Σ_d x_nd² for each row (in a tape-owned buffer).
+func rowSqNorms(t *ad.Tape, x *mat.Dense) []float64 {
 	r, _ := x.Dims()
-	out := make([]float64, r)
+	if r == 0 {
+		return nil
+	}
+	out := t.NewDenseNonZeroed(r, 1).RawMatrix().Data
 	for i := range out {
 		s := 0.0
 		for _, v := range x.RawRowView(i) {
@@ -148,10 +151,24 @@ func rowSqNorms(x *mat.Dense) []float64 {
 	return out
 }
 
-// rowSums and colSums of a matrix.
+// rowSums and colSums of a matrix (rowSumsOn and colSumsOn in tape-owned
+// buffers).
 func rowSums(a *mat.Dense) []float64 {
 	r, _ := a.Dims()
-	out := make([]float64, r)
+	return rowSumsTo(make([]float64, r), a)
+}
+
+func rowSumsOn(t *ad.Tape, a *mat.Dense) []float64 {
+	r, _ := a.Dims()
+	return rowSumsTo(t.NewDenseNonZeroed(r, 1).RawMatrix().Data, a)
+}
+
+func colSumsOn(t *ad.Tape, a *mat.Dense) []float64 {
+	_, c := a.Dims()
+	return colSumsTo(t.NewDense(1, c).RawMatrix().Data, a)
+}
+
+func rowSumsTo(out []float64, a *mat.Dense) []float64 {
 	for i := range out {
 		s := 0.0
 		for _, v := range a.RawRowView(i) {
@@ -163,8 +180,12 @@ func rowSums(a *mat.Dense) []float64 {
 }
 
 func colSums(a *mat.Dense) []float64 {
-	r, c := a.Dims()
-	out := make([]float64, c)
+	_, c := a.Dims()
+	return colSumsTo(make([]float64, c), a)
+}
+
+func colSumsTo(out []float64, a *mat.Dense) []float64 {
+	r, _ := a.Dims()
 	for i := 0; i < r; i++ {
 		for j, v := range a.RawRowView(i) {
 			out[j] += v
@@ -175,9 +196,9 @@ func colSums(a *mat.Dense) []float64 {
 
 // pairwiseGrad returns 2(diag(w)·x − A·z), the gradient of Σ A_nm r²_nm
 // with respect to the rows of x, where w = rowSums(A) and r²_nm = ‖x_n − z_m‖².
-func pairwiseGrad(a mat.Matrix, w []float64, x, z *mat.Dense) *mat.Dense {
+func pairwiseGrad(t *ad.Tape, a mat.Matrix, w []float64, x, z *mat.Dense) *mat.Dense {
 	r, c := x.Dims()
-	g := mat.NewDense(r, c, nil)
+	g := t.NewDenseNonZeroed(r, c)
 	g.Mul(a, z)
 	gd := g.RawMatrix().Data
 	for i := 0; i < r; i++ {
@@ -188,6 +209,26 @@ func pairwiseGrad(a mat.Matrix, w []float64, x, z *mat.Dense) *mat.Dense {
 		}
 	}
 	return g
+}
+
+// constColumn records the N×1 node s·1 for a 1×1 node s (a stationary
+// kernel's diagonal), in a tape-owned matrix.
+func constColumn(t *ad.Tape, s *ad.Node, n int) *ad.Node {
+	sv := s.Scalar()
+	out := t.NewDenseNonZeroed(n, 1)
+	d := out.RawMatrix().Data
+	for i := range d {
+		d[i] = sv
+	}
+	return ad.Custom(out, func(g *mat.Dense) []*mat.Dense {
+		tot := 0.0
+		for i := 0; i < n; i++ {
+			tot += g.At(i, 0)
+		}
+		gs := t.NewDenseNonZeroed(1, 1)
+		gs.Set(0, 0, tot)
+		return []*mat.Dense{gs}
+	}, s)
 }
 
 // scaledColumn records the N×1 node s·c for a 1×1 node s and constants c.

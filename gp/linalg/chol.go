@@ -32,28 +32,124 @@ func choleskyShift(a mat.Matrix, shift float64) (*mat.Dense, error) {
 		panic(fmt.Sprintf("linalg.Cholesky: matrix is %d×%d, want square", n, c))
 	}
 	l := mat.NewDense(n, n, nil)
+	if err := choleskyShiftTo(l, a, shift); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// CholeskyTo is Cholesky writing the factor into dst (n×n, overwritten;
+// dst must not share memory with a). On error dst holds no factor.
+func CholeskyTo(dst *mat.Dense, a mat.Matrix) error {
+	return choleskyShiftTo(dst, a, 0)
+}
+
+// choleskyShiftTo factorises ½(A + Aᵀ) + shift·I into dst (n×n, its
+// strict upper triangle zeroed).
+func choleskyShiftTo(l *mat.Dense, a mat.Matrix, shift float64) error {
+	n, c := a.Dims()
+	if n != c {
+		panic(fmt.Sprintf("linalg.Cholesky: matrix is %d×%d, want square", n, c))
+	}
+	if lr, lc := l.Dims(); lr != n || lc != n {
+		panic(fmt.Sprintf("linalg.Cholesky: destination is %d×%d, want %d×%d", lr, lc, n, n))
+	}
 	raw := l.RawMatrix()
-	for i := 0; i < n; i++ {
-		row := raw.Data[i*raw.Stride : i*raw.Stride+n]
-		for j := 0; j < i; j++ {
-			row[j] = 0.5 * (a.At(i, j) + a.At(j, i))
+	if ad, ok := a.(*mat.Dense); ok {
+		ar := ad.RawMatrix()
+		for i := 0; i < n; i++ {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+n]
+			arow := ar.Data[i*ar.Stride : i*ar.Stride+n]
+			for j := 0; j < i; j++ {
+				row[j] = 0.5 * (arow[j] + ar.Data[j*ar.Stride+i])
+			}
+			row[i] = arow[i] + shift
+			clear(row[i+1:])
 		}
-		row[i] = a.At(i, i) + shift
+	} else {
+		for i := 0; i < n; i++ {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+n]
+			for j := 0; j < i; j++ {
+				row[j] = 0.5 * (a.At(i, j) + a.At(j, i))
+			}
+			row[i] = a.At(i, i) + shift
+			clear(row[i+1:])
+		}
 	}
 	for i := 0; i < n; i++ {
 		for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+i+1] {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("linalg.Cholesky: matrix %d×%d holds NaN or Inf: %w", n, n, ErrNotPositiveDefinite)
+				return fmt.Errorf("linalg.Cholesky: matrix %d×%d holds NaN or Inf: %w", n, n, ErrNotPositiveDefinite)
 			}
 		}
 	}
-	_, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: raw.Stride, Data: raw.Data})
-	if !ok {
-		return nil, fmt.Errorf("linalg.Cholesky: matrix %d×%d %w", n, n, ErrNotPositiveDefinite)
+	if !potrf(raw) {
+		return fmt.Errorf("linalg.Cholesky: matrix %d×%d %w", n, n, ErrNotPositiveDefinite)
 	}
-	// Potrf leaves the strict upper triangle untouched; it already holds
-	// zeros because only the lower triangle was written.
-	return l, nil
+	// Potrf leaves the strict upper triangle untouched; it holds zeros.
+	return nil
+}
+
+// Factorisations of at least cholSplitMin rows are blocked by this package
+// (right-looking, panels of cholPanel columns) so that the panel solve and
+// the trailing update, where almost all the work is, are split into fixed
+// row blocks of cholRows rows shared out over the cores: a single dpotrf
+// runs on one core (sgplab keeps OpenBLAS single-threaded). The split
+// depends only on n, so the factor is bitwise the same on any number of
+// cores.
+const (
+	cholSplitMin = 512
+	cholPanel    = 128
+	cholRows     = 256
+)
+
+// potrf overwrites the lower triangle of the square a with its Cholesky
+// factor and reports whether a was positive definite.
+func potrf(a blas64.General) bool {
+	n := a.Rows
+	sym := func(k0, k1 int) blas64.Symmetric {
+		return blas64.Symmetric{Uplo: blas.Lower, N: k1 - k0, Stride: a.Stride, Data: a.Data[k0*a.Stride+k0:]}
+	}
+	if n < cholSplitMin {
+		_, ok := lapack64.Potrf(sym(0, n))
+		return ok
+	}
+	view := func(r0, r1, c0, c1 int) blas64.General {
+		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: a.Stride, Data: a.Data[r0*a.Stride+c0:]}
+	}
+	for k0 := 0; k0 < n; k0 += cholPanel {
+		k1 := min(k0+cholPanel, n)
+		if _, ok := lapack64.Potrf(sym(k0, k1)); !ok {
+			return false
+		}
+		if k1 == n {
+			break
+		}
+		d := sym(k0, k1)
+		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: d.N, Stride: d.Stride, Data: d.Data}
+		// Row blocks of the trailing rows [k1, n), the last first (they
+		// carry the most work in the update).
+		rows := (n - k1 + cholRows - 1) / cholRows
+		block := func(b int) (i0, i1 int) {
+			b = rows - 1 - b
+			return k1 + b*cholRows, min(k1+(b+1)*cholRows, n)
+		}
+		// Panel: A[i0:i1, k0:k1] ← A[i0:i1, k0:k1] L_kk⁻ᵀ.
+		forBlocks(rows, trsmThreads(), func(b int) {
+			i0, i1 := block(b)
+			blas64.Trsm(blas.Right, blas.Trans, 1, tri, view(i0, i1, k0, k1))
+		})
+		// Trailing update of the lower triangle, row block by row block:
+		// A[i0:i1, k1:i1] −= P[i0:i1] P[k1:i1]ᵀ for the panel P.
+		forBlocks(rows, gemmThreads(), func(b int) {
+			i0, i1 := block(b)
+			if i0 > k1 {
+				blas64.Gemm(blas.NoTrans, blas.Trans, -1, view(i0, i1, k0, k1), view(k1, i0, k0, k1), 1, view(i0, i1, k1, i0))
+			}
+			blas64.Syrk(blas.NoTrans, -1, view(i0, i1, k0, k1), 1, sym(i0, i1))
+		})
+	}
+	return true
 }
 
 // CholeskyJitter factorises A like Cholesky. If that fails it retries with
@@ -66,12 +162,27 @@ func CholeskyJitter(a mat.Matrix, maxTries int) (*mat.Dense, float64, error) {
 	if n != c {
 		panic(fmt.Sprintf("linalg.CholeskyJitter: matrix is %d×%d, want square", n, c))
 	}
-	l, err := choleskyShift(a, 0)
+	l := mat.NewDense(n, n, nil)
+	jitter, err := CholeskyJitterTo(l, a, maxTries)
+	if err != nil {
+		return nil, 0, err
+	}
+	return l, jitter, nil
+}
+
+// CholeskyJitterTo is CholeskyJitter writing the factor into dst (n×n,
+// overwritten; dst must not share memory with a).
+func CholeskyJitterTo(l *mat.Dense, a mat.Matrix, maxTries int) (float64, error) {
+	n, c := a.Dims()
+	if n != c {
+		panic(fmt.Sprintf("linalg.CholeskyJitter: matrix is %d×%d, want square", n, c))
+	}
+	err := choleskyShiftTo(l, a, 0)
 	if err == nil {
-		return l, 0, nil
+		return 0, nil
 	}
 	if maxTries <= 0 {
-		return nil, 0, err
+		return 0, err
 	}
 	var mean float64
 	for i := 0; i < n; i++ {
@@ -79,15 +190,14 @@ func CholeskyJitter(a mat.Matrix, maxTries int) (*mat.Dense, float64, error) {
 	}
 	mean /= float64(n)
 	if !(mean > 0) || math.IsInf(mean, 0) {
-		return nil, 0, fmt.Errorf("linalg.CholeskyJitter: matrix %d×%d has mean diagonal %g, so no jitter can help: %w",
+		return 0, fmt.Errorf("linalg.CholeskyJitter: matrix %d×%d has mean diagonal %g, so no jitter can help: %w",
 			n, n, mean, ErrNotPositiveDefinite)
 	}
 	jitter := 1e-8 * mean
 	tried := make([]string, 0, maxTries)
 	for try := 0; try < maxTries; try++ {
-		l, err = choleskyShift(a, jitter)
-		if err == nil {
-			return l, jitter, nil
+		if err := choleskyShiftTo(l, a, jitter); err == nil {
+			return jitter, nil
 		}
 		tried = append(tried, fmt.Sprintf("%.3g", jitter))
 		jitter *= 10
@@ -97,7 +207,7 @@ func CholeskyJitter(a mat.Matrix, maxTries int) (*mat.Dense, float64, error) {
 		span = tried[0] + " … " + tried[len(tried)-1]
 		rel = fmt.Sprintf("1e-8 … 1e%d", maxTries-9)
 	}
-	return nil, 0, fmt.Errorf("linalg.CholeskyJitter: matrix %d×%d %w after jitter %s (relative %s of mean diagonal %.3g; tried %s)",
+	return 0, fmt.Errorf("linalg.CholeskyJitter: matrix %d×%d %w after jitter %s (relative %s of mean diagonal %.3g; tried %s)",
 		n, n, ErrNotPositiveDefinite, span, rel, mean, strings.Join(tried, ", "))
 }
 
@@ -115,27 +225,61 @@ func LogDetChol(l mat.Matrix) float64 {
 }
 
 // InverseChol returns (L Lᵀ)⁻¹ as a full symmetric matrix for a Cholesky
-// factor L (only its lower triangle is read). It costs about n³/3 + n³/3
-// flops in blocked LAPACK routines (dpotri), a third of solving L Lᵀ X = I
-// column by column.
+// factor L (only its lower triangle is read). See InverseCholTo.
 func InverseChol(l *mat.Dense) (*mat.Dense, error) {
 	n, c := l.Dims()
 	if n != c {
 		panic(fmt.Sprintf("linalg.InverseChol: factor is %d×%d, want square", n, c))
 	}
 	out := mat.NewDense(n, n, nil)
-	raw := out.RawMatrix()
-	lr := l.RawMatrix()
+	if err := InverseCholTo(out, l); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// invBlock is the width of the column blocks of InverseCholTo.
+const invBlock = 128
+
+// InverseCholTo is InverseChol writing into dst (n×n, overwritten; dst
+// must not share memory with l). Column block [j0, j1) of the inverse
+// below row j0 depends only on the trailing factor L₂ = L[j0:, j0:]:
+// it is L₂⁻ᵀ L₂⁻¹ applied to the identity's columns, two triangular solves
+// costing 2(n − j0)²(j1 − j0) flops, so the whole lower triangle costs
+// 2n³/3 flops like dpotri (dtrtri + dlauum) but in independent blocks,
+// shared out over the cores (largest first). The blocks depend only on
+// n, so the result is bitwise the same on any number of cores; the upper
+// triangle is mirrored from the lower.
+func InverseCholTo(out, l *mat.Dense) error {
+	n, c := l.Dims()
+	if r, oc := out.Dims(); n != c || r != n || oc != n {
+		panic(fmt.Sprintf("linalg.InverseChol: factor is %d×%d, destination %d×%d", n, c, r, oc))
+	}
+	lr, raw := l.RawMatrix(), out.RawMatrix()
 	for i := 0; i < n; i++ {
-		copy(raw.Data[i*raw.Stride:i*raw.Stride+i+1], lr.Data[i*lr.Stride:i*lr.Stride+i+1])
+		if lr.Data[i*lr.Stride+i] == 0 {
+			return fmt.Errorf("linalg.InverseChol: factor %d×%d has a zero on its diagonal: %w", n, n, ErrNotPositiveDefinite)
+		}
 	}
-	if _, ok := lapack64.Potri(blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: raw.Stride, Data: raw.Data}); !ok {
-		return nil, fmt.Errorf("linalg.InverseChol: factor %d×%d has a zero on its diagonal: %w", n, n, ErrNotPositiveDefinite)
-	}
+	blocks := (n + invBlock - 1) / invBlock
+	forBlocks(blocks, trsmThreads(), func(b int) {
+		j0, j1 := b*invBlock, min((b+1)*invBlock, n)
+		blk := blas64.General{Rows: n - j0, Cols: j1 - j0, Stride: raw.Stride, Data: raw.Data[j0*raw.Stride+j0:]}
+		for i := 0; i < blk.Rows; i++ {
+			row := blk.Data[i*blk.Stride : i*blk.Stride+blk.Cols]
+			clear(row)
+			if i < blk.Cols {
+				row[i] = 1
+			}
+		}
+		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n - j0, Stride: lr.Stride, Data: lr.Data[j0*lr.Stride+j0:]}
+		blas64.Trsm(blas.Left, blas.NoTrans, 1, tri, blk)
+		blas64.Trsm(blas.Left, blas.Trans, 1, tri, blk)
+	})
 	for i := 0; i < n; i++ {
 		for j := 0; j < i; j++ {
 			raw.Data[j*raw.Stride+i] = raw.Data[i*raw.Stride+j]
 		}
 	}
-	return out, nil
+	return nil
 }

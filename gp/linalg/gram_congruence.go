@@ -13,18 +13,33 @@ import (
 // intermediate H = L⁻¹ G that CongruenceAdjoint needs. Both triangular
 // solves are split into column blocks over the cores (see splitCols).
 func Congruence(l, g *mat.Dense) (c, h *mat.Dense) {
+	n, _ := l.Dims()
+	if n == 0 {
+		CongruenceTo(&mat.Dense{}, &mat.Dense{}, l, g)
+		return &mat.Dense{}, &mat.Dense{}
+	}
+	c, h = mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
+	CongruenceTo(c, h, l, g)
+	return c, h
+}
+
+// CongruenceTo is Congruence writing C and H into c and h (n×n,
+// overwritten, sharing no memory with each other, l or g).
+func CongruenceTo(c, h, l, g *mat.Dense) {
 	n, nc := l.Dims()
 	if gr, gc := g.Dims(); nc != n || gr != n || gc != n {
 		panic(fmt.Sprintf("linalg.Congruence: L is %d×%d, G is %d×%d", n, nc, gr, gc))
 	}
+	if n == 0 {
+		return
+	}
 	tri := lowerOf("Congruence", l, g)
-	h = mat.DenseCopyOf(g)
+	h.Copy(g)
 	solveSplit(blas.NoTrans, tri, h)
 	// G is symmetric, so L⁻¹ Hᵀ = L⁻¹ G L⁻ᵀ.
-	c = mat.DenseCopyOf(h.T())
+	c.Copy(h.T())
 	solveSplit(blas.NoTrans, tri, c)
 	symmetrise(c)
-	return c, h
 }
 
 // CongruenceAdjoint returns the gradients of a function of C = L⁻¹ G L⁻ᵀ
@@ -37,34 +52,50 @@ func Congruence(l, g *mat.Dense) (c, h *mat.Dense) {
 // That is two triangular solves and one product, all split over the cores.
 func CongruenceAdjoint(l, h, cbar *mat.Dense) (gbar, lbar *mat.Dense) {
 	n, _ := l.Dims()
+	if n == 0 {
+		CongruenceAdjointTo(&mat.Dense{}, &mat.Dense{}, l, h, cbar)
+		return &mat.Dense{}, &mat.Dense{}
+	}
+	gbar, lbar = mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
+	CongruenceAdjointTo(gbar, lbar, l, h, cbar)
+	return gbar, lbar
+}
+
+// CongruenceAdjointTo is CongruenceAdjoint writing Ḡ and L̄ into gbar and
+// lbar (n×n, overwritten, sharing no memory with each other or the
+// inputs).
+func CongruenceAdjointTo(gbar, lbar, l, h, cbar *mat.Dense) {
+	n, _ := l.Dims()
 	if hr, hc := h.Dims(); hr != n || hc != n {
 		panic(fmt.Sprintf("linalg.CongruenceAdjoint: L is %d×%d, H is %d×%d", n, n, hr, hc))
 	}
 	if cr, cc := cbar.Dims(); cr != n || cc != n {
 		panic(fmt.Sprintf("linalg.CongruenceAdjoint: L is %d×%d, C̄ is %d×%d", n, n, cr, cc))
 	}
+	if n == 0 {
+		return
+	}
 	tri := lowerOf("CongruenceAdjoint", l, h)
-	w := mat.NewDense(n, n, nil)
-	w.Add(cbar, cbar.T())
-	solveSplit(blas.Trans, tri, w) // L⁻ᵀ S
-	w = mat.DenseCopyOf(w.T())     // S L⁻¹ (S is symmetric)
-	solveSplit(blas.Trans, tri, w) // L⁻ᵀ S L⁻¹
-	symmetrise(w)
-	lbar = mat.NewDense(n, n, nil)
-	if n > 0 {
-		wr, hr, lr := w.RawMatrix(), h.RawMatrix(), lbar.RawMatrix()
-		forColBlocks(n, n, minBlockCols, gemmThreads(), func(lo, hi int) {
-			// Columns [lo, hi) of W Hᵀ are W times rows [lo, hi) of H, transposed.
-			rows := blas64.General{Rows: hi - lo, Cols: n, Stride: hr.Stride, Data: hr.Data[lo*hr.Stride:]}
-			blas64.Gemm(blas.NoTrans, blas.Trans, -1, wr, rows, 0, colView(lr, lo, hi))
-		})
-	}
+	// W = L⁻ᵀ S L⁻¹, built in lbar (L⁻ᵀ S in gbar first), then kept in gbar.
+	gbar.Add(cbar, cbar.T())
+	solveSplit(blas.Trans, tri, gbar) // L⁻ᵀ S
+	lbar.Copy(gbar.T())               // S L⁻¹ (S is symmetric)
+	solveSplit(blas.Trans, tri, lbar) // L⁻ᵀ S L⁻¹
+	symmetrise(lbar)
+	gbar.Copy(lbar)
+	wr, hr, lr := gbar.RawMatrix(), h.RawMatrix(), lbar.RawMatrix()
+	forColBlocks(n, n, minBlockCols, gemmThreads(), func(lo, hi int) {
+		// Columns [lo, hi) of W Hᵀ are W times rows [lo, hi) of H, transposed.
+		rows := blas64.General{Rows: hi - lo, Cols: n, Stride: hr.Stride, Data: hr.Data[lo*hr.Stride:]}
+		blas64.Gemm(blas.NoTrans, blas.Trans, -1, wr, rows, 0, colView(lr, lo, hi))
+	})
 	for i := 0; i < n; i++ {
-		row := lbar.RawRowView(i)
-		clear(row[i+1:])
+		clear(lbar.RawRowView(i)[i+1:])
+		row := gbar.RawRowView(i)
+		for j := range row {
+			row[j] *= 0.5
+		}
 	}
-	w.Scale(0.5, w)
-	return w, lbar
 }
 
 // solveSplit overwrites x with op(L)⁻¹ x, column blocks of x on every core

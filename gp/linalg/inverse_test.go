@@ -10,7 +10,7 @@ import (
 
 func TestInverseChol(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	for _, n := range []int{1, 2, 33, 200} {
+	for _, n := range []int{1, 2, 33, 200, 2*invBlock + 17} {
 		a := randSPD(rng, n)
 		l, err := Cholesky(a)
 		if err != nil {
@@ -68,4 +68,35 @@ func TestGram(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestInverseCholSameBits checks that the blocked inverse gives the same
+// bits however many goroutines share its blocks.
+func TestInverseCholSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	n := 3*invBlock + 5
+	l, err := Cholesky(randSPD(rng, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBitsOnProcs(t, "inverse", func() (*mat.Dense, error) { return InverseChol(l) })
+}
+
+// sameBitsOnProcs checks that f gives the same bits planned for this
+// machine's cores as for several others (see forProcs).
+func sameBitsOnProcs(t *testing.T, what string, f func() (*mat.Dense, error)) {
+	t.Helper()
+	want, err := f()
+	if err != nil {
+		t.Fatal(err)
+	}
+	forProcs(t, func(t *testing.T) {
+		got, err := f()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !mat.Equal(got, want) {
+			t.Errorf("%s differs in its bits from the one on this machine's cores", what)
+		}
+	})
 }

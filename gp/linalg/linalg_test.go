@@ -33,7 +33,7 @@ func randSPD(rng *rand.Rand, n int) *mat.Dense {
 
 func TestCholesky(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, n := range []int{1, 2, 17, 150} {
+	for _, n := range []int{1, 2, 17, 150, cholSplitMin + cholRows + 37} {
 		a := randSPD(rng, n)
 		// An asymmetric perturbation must be ignored up to symmetrisation.
 		skew := randDense(rng, n, n)
@@ -47,7 +47,7 @@ func TestCholesky(t *testing.T) {
 		}
 		var llt mat.Dense
 		llt.Mul(l, l.T())
-		if !mat.EqualApprox(&llt, a, 1e-12*float64(n)) {
+		if !mat.EqualApprox(&llt, a, 1e-13*float64(n)*mat.Norm(a, math.Inf(1))) {
 			t.Errorf("n=%d: L Lᵀ ≠ ½(A+Aᵀ)", n)
 		}
 		var chol mat.Cholesky
@@ -183,4 +183,20 @@ func ExampleCholeskyJitter() {
 	}
 	fmt.Printf("jitter %.1e, log det %.2f\n", jitter, LogDetChol(l))
 	// Output: jitter 4.0e-08, log det -14.95
+}
+
+// TestCholeskyBlocked checks the row-split factorisation of large matrices:
+// the same bits however many goroutines share its blocks, and a matrix
+// whose leading minors fail only in a late panel is still rejected.
+func TestCholeskyBlocked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	n := cholSplitMin + 2*cholRows + 3
+	a := randSPD(rng, n)
+	sameBitsOnProcs(t, "factor", func() (*mat.Dense, error) { return Cholesky(a) })
+	bad := mat.DenseCopyOf(a)
+	k := n - cholPanel/2 // inside the last panel
+	bad.Set(k, k, -1)
+	if _, err := Cholesky(bad); !errors.Is(err, ErrNotPositiveDefinite) {
+		t.Errorf("indefinite in the last panel: err = %v, want ErrNotPositiveDefinite", err)
+	}
 }

@@ -61,10 +61,21 @@ func CholSolve(l *mat.Dense, b mat.Matrix) *mat.Dense {
 // MulLowerT returns LᵀB for lower-triangular L (only its lower triangle is
 // read) as a new matrix, with half the work of a general product.
 func MulLowerT(l *mat.Dense, b mat.Matrix) *mat.Dense {
-	tri := lowerOf("MulLowerT", l, b)
 	x := mat.DenseCopyOf(b)
-	byColumns(x, func(blk blas64.General) { blas64.Trmm(blas.Left, blas.Trans, 1, tri, blk) })
+	MulLowerTInPlace(l, x)
 	return x
+}
+
+// MulLowerTInPlace overwrites B with LᵀB for lower-triangular L.
+func MulLowerTInPlace(l, b *mat.Dense) {
+	tri := lowerOf("MulLowerT", l, b)
+	byColumns(b, func(blk blas64.General) { blas64.Trmm(blas.Left, blas.Trans, 1, tri, blk) })
+}
+
+// MulLowerInPlace overwrites B with LB for lower-triangular L.
+func MulLowerInPlace(l, b *mat.Dense) {
+	tri := lowerOf("MulLower", l, b)
+	byColumns(b, func(blk blas64.General) { blas64.Trmm(blas.Left, blas.NoTrans, 1, tri, blk) })
 }
 
 // SolveLowerInPlace overwrites B with L⁻¹B for lower-triangular L (only its
@@ -81,8 +92,7 @@ func SolveLowerTInPlace(l, b *mat.Dense) {
 // MulLower returns LB for lower-triangular L (only its lower triangle is
 // read) as a new matrix, with half the work of a general product.
 func MulLower(l *mat.Dense, b mat.Matrix) *mat.Dense {
-	tri := lowerOf("MulLower", l, b)
 	x := mat.DenseCopyOf(b)
-	byColumns(x, func(blk blas64.General) { blas64.Trmm(blas.Left, blas.NoTrans, 1, tri, blk) })
+	MulLowerInPlace(l, x)
 	return x
 }

@@ -68,8 +68,9 @@ func TrainNatGrad(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *p
 		return Report{}, err
 	}
 	start := time.Now()
+	t := ad.NewTape() // reused: Reset recycles the previous evaluation's matrices
 	eval := func() (float64, []float64, error) {
-		t := ad.NewTape()
+		t.Reset()
 		b := set.Bind(t)
 		out, err := obj(t, b)
 		if err != nil {

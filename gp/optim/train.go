@@ -75,9 +75,12 @@ func Train(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *param.Bo
 			return rep, fmt.Errorf("optim: %s: no trainable parameters", label)
 		}
 		var objErr error
+		// One tape for every evaluation: Reset recycles the previous
+		// evaluation's matrices, so the heap stops growing after the first.
+		t := ad.NewTape()
 		f := func(x, grad []float64) float64 {
 			set.SetVector(x)
-			t := ad.NewTape()
+			t.Reset()
 			b := set.Bind(t)
 			out, err := obj(t, b)
 			if err == nil {
@@ -92,7 +95,7 @@ func Train(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *param.Bo
 				return nanValue
 			}
 			t.Backward(out)
-			for i, g := range b.Gradient() {
+			for i, g := range b.AppendGradient(grad[:0]) {
 				grad[i] = -g
 			}
 			return -out.Scalar()

@@ -229,7 +229,13 @@ type Bound struct {
 func (s *Set) Bind(t *ad.Tape) *Bound {
 	b := &Bound{set: s, leaves: make([]*ad.Node, len(s.entries)), nat: make([]*ad.Node, len(s.entries))}
 	for i, e := range s.entries {
-		raw := mat.DenseCopyOf(e.raw)
+		var raw *mat.Dense
+		if r, c := e.raw.Dims(); r*c > 0 {
+			raw = t.NewDenseNonZeroed(r, c) // recycled by t.Reset
+			raw.Copy(e.raw)
+		} else {
+			raw = mat.DenseCopyOf(e.raw)
+		}
 		if e.trainable {
 			b.leaves[i] = t.Var(raw)
 		} else {
@@ -251,7 +257,13 @@ func (b *Bound) Get(name string) *ad.Node {
 
 // Gradient returns d out / d Vector() after t.Backward(out).
 func (b *Bound) Gradient() []float64 {
-	out := make([]float64, 0, b.set.Len())
+	return b.AppendGradient(make([]float64, 0, b.set.Len()))
+}
+
+// AppendGradient appends Gradient to dst and returns the extended slice,
+// for a caller that reuses one buffer step after step.
+func (b *Bound) AppendGradient(dst []float64) []float64 {
+	out := dst
 	for i, e := range b.set.entries {
 		if e.trainable {
 			out = appendRaw(out, b.leaves[i].Grad())
