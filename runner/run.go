@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"sgplab/gp"
@@ -348,6 +349,7 @@ type outcome struct {
 	trainSecs float64
 	predSecs  float64
 	loadAvg   float64 // 1-minute load average at the end of Fit; NaN if unknown
+	cpuSecs   float64 // process CPU seconds over the whole run; NaN if unknown
 	arts      []results.Artifact
 	err       error
 }
@@ -469,7 +471,9 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 
 // guarded prepares, fits and predicts, turning a panic into an error.
 func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(methods.Progress)) (oc outcome) {
+	cpu0 := processCPUSeconds()
 	defer func() {
+		oc.cpuSecs = processCPUSeconds() - cpu0
 		if p := recover(); p != nil {
 			oc.err = fmt.Errorf("panic: %v\n%s", p, trimStack(debug.Stack()))
 		}
@@ -593,6 +597,9 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 	if !math.IsNaN(oc.loadAvg) {
 		ms = append(ms, results.Metric{Name: LoadAvgMetric, Value: oc.loadAvg})
 	}
+	if !math.IsNaN(oc.cpuSecs) {
+		ms = append(ms, results.Metric{Name: CPUSecondsMetric, Value: oc.cpuSecs})
+	}
 	return ms, nil
 }
 
@@ -690,6 +697,22 @@ func IsTerminal(f *os.File) bool {
 // LoadAvgMetric is the 1-minute load average read when Fit returned
 // (/proc/loadavg; absent where that file is), stored with every run.
 const LoadAvgMetric = "x_load_avg_1m"
+
+// CPUSecondsMetric is the CPU time (user + system, all threads) the
+// process spent while the run was prepared, fitted, scored against the
+// exact L where asked and predicted. It does not depend on the machine's
+// load, so a grid's cost on an idle machine can be estimated from it even
+// when its runs were timed under load (or niced). With --jobs > 1 it also
+// counts the runs executing concurrently; compare it only at --jobs 1.
+const CPUSecondsMetric = "x_cpu_seconds"
+
+func processCPUSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return math.NaN()
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
 
 func loadAverage() float64 {
 	b, err := os.ReadFile("/proc/loadavg")

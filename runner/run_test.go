@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,6 +92,16 @@ func TestRunRecordsFailuresAndResumes(t *testing.T) {
 		if n := count(t, st, "SELECT COUNT(*) FROM metrics WHERE name='"+LoadAvgMetric+"' AND value >= 0"); n != 2 {
 			t.Errorf("%s stored %d times, want 2", LoadAvgMetric, n)
 		}
+	}
+	// So is the process CPU time each run used: positive (each fit does
+	// work) and never more than the test process has used in all.
+	var total syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &total); err != nil {
+		t.Fatal(err)
+	}
+	all := float64(total.Utime.Sec+total.Stime.Sec) + float64(total.Utime.Usec+total.Stime.Usec)/1e6
+	if n := count(t, st, fmt.Sprintf("SELECT COUNT(*) FROM metrics WHERE name='%s' AND value > 0 AND value <= %g", CPUSecondsMetric, all)); n != 2 {
+		t.Errorf("%s stored in (0, %g] %d times, want 2", CPUSecondsMetric, all, n)
 	}
 	// Resume: done runs are skipped, failed ones run again, nothing duplicates.
 	sum, err = r.Run(context.Background(), runs)
