@@ -285,6 +285,8 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 			fig, err = buildCurve(fs, runs, q, rc)
 		case "field":
 			fig, err = buildField(fs, runs, q, rc)
+		case "illustration":
+			fig, err = buildIllustration(fs, rc)
 		default:
 			fig, err = buildFigure(fs, runs, traces, rc)
 		}
