@@ -289,6 +289,8 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 			fig, err = buildDots(fs, runs, rc)
 		case "field":
 			fig, err = buildField(fs, runs, q, rc)
+		case "illustration":
+			fig, err = buildIllustration(fs, rc)
 		default:
 			fig, err = buildFigure(fs, runs, traces, rc)
 		}

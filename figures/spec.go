@@ -96,13 +96,17 @@ type PaperValue struct {
 
 // FigureSpec is one [[figure]].
 type FigureSpec struct {
-	Name    string   `toml:"name"`
-	Title   string   `toml:"title"`
-	Kind    string   `toml:"kind"` // line | scatter | band | heatmap | trace | pareto | matrix | curve | field | terms
-	Grid    string   `toml:"grid"`
-	GridSet []string `toml:"grids"`
-	X       string   `toml:"x"`
-	Y       string   `toml:"y"`
+	Name  string `toml:"name"`
+	Title string `toml:"title"`
+	Kind  string `toml:"kind"` // line | scatter | band | heatmap | trace | pareto | matrix | curve | field | terms | dots | illustration
+	// Illustration names the computed drawing of an "illustration" figure
+	// (a paper's conceptual figure regenerated from first principles, not
+	// from runs; e.g. "iff-construction"). Such a figure has no grids.
+	Illustration string   `toml:"illustration"`
+	Grid         string   `toml:"grid"`
+	GridSet      []string `toml:"grids"`
+	X            string   `toml:"x"`
+	Y            string   `toml:"y"`
 	// Z is the colour of a heatmap (metric:NAME); X and Y are then its axes.
 	Z         string         `toml:"z"`
 	Series    string         `toml:"series"`
@@ -322,7 +326,7 @@ var (
 	tableDims      = "method, dataset, split, seed, metric, profile, grid, param:NAME, or several joined by + (method+grid)"
 	aggregates     = []string{"mean_std", "mean", "median", "min", "max", "last"}
 	figAggregates  = []string{"mean", "median", "min", "max"}
-	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace", "matrix", "curve", "field", "pareto", "terms", "dots"}
+	figureKinds    = []string{"line", "scatter", "band", "heatmap", "trace", "matrix", "curve", "field", "pareto", "terms", "dots", "illustration"}
 	tableKinds     = []string{"cells", "mean_rank"}
 	bands          = []string{"std", "2std", "minmax", "none"}
 	rankDirections = []string{"lower", "higher"}
@@ -449,6 +453,17 @@ func (s *ReportSpec) validate(loc *locator) []error {
 		f := &s.Figures[i]
 		p := fmt.Sprintf("figure[%d]", i)
 		unique(p, "figure", f.Name)
+		if f.Kind == "illustration" {
+			if _, ok := illustrations[f.Illustration]; !ok {
+				bad(p+".illustration", "unknown illustration %q; valid: %s", f.Illustration, list(illustrationNames()))
+			}
+			if f.Grid != "" || len(f.GridSet) > 0 || f.X != "" || f.Y != "" || f.Series != "" {
+				bad(p, "an illustration is computed, not drawn from runs: grid, x, y and series are not used")
+			}
+			continue
+		} else if f.Illustration != "" {
+			bad(p+".illustration", "illustration is only for kind = \"illustration\"")
+		}
 		f.GridSet = checkGrids(p, f.Grid, f.GridSet)
 		f.Grid = ""
 		if !contains(figureKinds, f.Kind) {

@@ -40,7 +40,9 @@ func init() {
 				{Name: "max_cg_iterations", Kind: Int, Default: 1000, Doc: "CG iteration cap"},
 				{Name: "preconditioner_rank", Kind: Int, Default: 15, Doc: "rank of the pivoted-Cholesky preconditioner (0: none)"},
 				{Name: "predict_cg_tolerance", Kind: Float, Default: 0.01, Doc: "relative residual of the predictive-mean solve"},
-				{Name: "variance_rank", Kind: Int, Default: 100, Doc: "Lanczos vectors of the predictive-variance cache (LOVE)"},
+				{Name: "variance_rank", Kind: Int, Default: 100, Doc: "Lanczos vectors of the predictive-variance cache (LOVE; GPyTorch's max_root_decomposition_size)"},
+				{Name: "lanczos_start", Kind: String, Default: "probe", Choices: ski.LanczosStarts,
+					Doc: "start of the variance cache's Lanczos run: probe = a column W K_grid e_j for a random grid point j (GPyTorch's fast_pred_var), random = a Gaussian vector"},
 				{Name: "objective_tol", Kind: Float, Default: 1e-6, Doc: "stop Adam when the loss −L/N changes by less between steps (0: off)"},
 			}),
 		New: func(p Params) (Model, error) {
@@ -96,7 +98,7 @@ func (m *skiModel) settings() ski.Settings {
 
 func (m *skiModel) posteriorSettings() ski.PosteriorSettings {
 	return ski.PosteriorSettings{CGTol: m.p.Float("predict_cg_tolerance"), MaxCG: m.p.Int("max_cg_iterations"),
-		PrecondRank: m.p.Int("preconditioner_rank"), VarianceRank: m.p.Int("variance_rank")}
+		PrecondRank: m.p.Int("preconditioner_rank"), VarianceRank: m.p.Int("variance_rank"), LanczosStart: m.p.String("lanczos_start")}
 }
 
 // newSet declares σ_f², the lengthscales (one, or one per dimension), σ²

@@ -16,12 +16,21 @@ type PosteriorSettings struct {
 	MaxCG        int     // CG iteration cap
 	PrecondRank  int     // pivoted-Cholesky preconditioner rank of the mean solve
 	VarianceRank int     // Lanczos steps k of the variance cache (max_root_decomposition_size)
+	// LanczosStart is the variance cache's Lanczos start vector: "probe"
+	// (GPyTorch's InterpolatedPredictionStrategy under fast_pred_var: the
+	// column W K_grid e_j of the train-by-grid covariance for a grid point j
+	// drawn uniformly, num_probe_vectors = 1; also when empty) or "random"
+	// (a Gaussian vector).
+	LanczosStart string
 }
+
+// LanczosStarts lists the valid PosteriorSettings.LanczosStart values.
+var LanczosStarts = []string{"probe", "random"}
 
 // DefaultPosteriorSettings: CG to relative residual 0.01, rank-15
 // preconditioner, a rank-100 Lanczos variance cache.
 func DefaultPosteriorSettings() PosteriorSettings {
-	return PosteriorSettings{CGTol: 0.01, MaxCG: 1000, PrecondRank: 15, VarianceRank: 100}
+	return PosteriorSettings{CGTol: 0.01, MaxCG: 1000, PrecondRank: 15, VarianceRank: 100, LanczosStart: "probe"}
 }
 
 // Check reports the first invalid field.
@@ -35,6 +44,8 @@ func (s PosteriorSettings) Check() error {
 		return fmt.Errorf("ski: preconditioner_rank must be ≥ 0, got %d", s.PrecondRank)
 	case s.VarianceRank < 1:
 		return fmt.Errorf("ski: variance_rank must be ≥ 1, got %d", s.VarianceRank)
+	case s.LanczosStart != "" && s.LanczosStart != "probe" && s.LanczosStart != "random":
+		return fmt.Errorf("ski: lanczos_start must be one of %q, got %q", LanczosStarts, s.LanczosStart)
 	}
 	return nil
 }
@@ -88,7 +99,7 @@ func (op *Operator) NewPosterior(y []float64, mu float64, s PosteriorSettings, r
 	op.w.ScatterAdd(post.meanCache, res.x[0])
 	op.gridMul(op.pool[0], post.meanCache)
 
-	rt, err := op.lanczosInvRoot(min(s.VarianceRank, n), rng)
+	rt, err := op.lanczosInvRoot(min(s.VarianceRank, n), op.lanczosStart(s.LanczosStart, rng))
 	if err != nil {
 		return nil, err
 	}
@@ -110,17 +121,37 @@ func (op *Operator) NewPosterior(y []float64, mu float64, s PosteriorSettings, r
 	return post, nil
 }
 
-// lanczosInvRoot runs k Lanczos steps on K̂ from a random unit vector, with
-// full reorthogonalisation, and returns the columns of R = Q L⁻ᵀ (T = LLᵀ),
-// so that R Rᵀ = Q T⁻¹ Qᵀ. It stops early when the Krylov space becomes
-// invariant.
-func (op *Operator) lanczosInvRoot(k int, rng *rand.Rand) ([][]float64, error) {
-	n := op.N()
-	q := make([]float64, n)
-	for i := range q {
-		q[i] = rng.NormFloat64()
+// lanczosStart draws the variance cache's Lanczos start vector (see
+// PosteriorSettings.LanczosStart).
+func (op *Operator) lanczosStart(kind string, rng *rand.Rand) []float64 {
+	q := make([]float64, op.N())
+	if kind == "random" {
+		for i := range q {
+			q[i] = rng.NormFloat64()
+		}
+		return q
 	}
-	scal(q, 1/math.Sqrt(dot(q, q)))
+	g := make([]float64, op.grid.Len())
+	g[rng.IntN(len(g))] = 1
+	op.gridMul(op.pool[0], g)
+	op.w.Gather(q, g)
+	return q
+}
+
+// lanczosInvRoot runs k Lanczos steps on K̂ from start (normalised here),
+// with full reorthogonalisation, and returns the columns of R = Q L⁻ᵀ
+// (T = LLᵀ), so that R Rᵀ = Q T⁻¹ Qᵀ. It stops early when the Krylov space
+// becomes invariant. In exact arithmetic w ᵀQ T⁻¹ Qᵀw ≤ wᵀK̂⁻¹w for every w
+// (the Krylov space restricts the maximiser of 2xᵀw − xᵀK̂x), so a rank-k
+// cache can only overstate the predictive variance, never make it negative.
+func (op *Operator) lanczosInvRoot(k int, start []float64) ([][]float64, error) {
+	n := op.N()
+	q := append([]float64(nil), start...)
+	nrm := math.Sqrt(dot(q, q))
+	if !(nrm > 0) {
+		return nil, errors.New("ski: Lanczos start vector is zero")
+	}
+	scal(q, 1/nrm)
 	var qs [][]float64
 	var diag, off []float64
 	w := make([]float64, n)

@@ -564,13 +564,20 @@ func TestIllConditioned(t *testing.T) {
 // A truncated Lanczos cache (k < N) is a Galerkin projection: Q T⁻¹ Qᵀ ≼ K̂⁻¹,
 // so its variances are never below the exact SKI posterior variance, and
 // they are larger on average. (This is why SKI's variances here err high.)
+// Both Lanczos starts: GPyTorch's probe column and a random vector.
 func TestTruncatedVarianceIsAnUpperBound(t *testing.T) {
+	for _, start := range LanczosStarts {
+		t.Run(start, func(t *testing.T) { testTruncatedVariance(t, start) })
+	}
+}
+
+func testTruncatedVariance(t *testing.T, start string) {
 	p := newProblem(t, 150, 2, 12, 31)
-	full, err := p.op.NewPosterior(p.y, 0, PosteriorSettings{CGTol: 1e-12, MaxCG: 1000, PrecondRank: 5, VarianceRank: 150}, rand.New(rand.NewPCG(1, 1)))
+	full, err := p.op.NewPosterior(p.y, 0, PosteriorSettings{CGTol: 1e-12, MaxCG: 1000, PrecondRank: 5, VarianceRank: 150, LanczosStart: start}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut, err := p.op.NewPosterior(p.y, 0, PosteriorSettings{CGTol: 1e-12, MaxCG: 1000, PrecondRank: 5, VarianceRank: 15}, rand.New(rand.NewPCG(1, 1)))
+	cut, err := p.op.NewPosterior(p.y, 0, PosteriorSettings{CGTol: 1e-12, MaxCG: 1000, PrecondRank: 5, VarianceRank: 15, LanczosStart: start}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,5 +605,26 @@ func TestTruncatedVarianceIsAnUpperBound(t *testing.T) {
 	t.Logf("mean excess variance of the rank-15 cache: %.3g", excess/40)
 	if excess <= 0 {
 		t.Error("rank-15 cache equals the exact variance: the test has no power")
+	}
+}
+
+// GPyTorch's probe start is the column W K_grid e_j of the train-by-grid
+// covariance for a grid point j drawn from the stream.
+func TestLanczosProbeStart(t *testing.T) {
+	p := newProblem(t, 40, 2, 8, 37)
+	got := p.op.lanczosStart("probe", rand.New(rand.NewPCG(9, 9)))
+	j := rand.New(rand.NewPCG(9, 9)).IntN(p.grid.Len())
+	kg := denseGrid(p.grid, p.hyp, -1)
+	var want mat.VecDense
+	want.MulVec(p.w.Dense(), kg.ColView(j))
+	for i := range got {
+		if math.Abs(got[i]-want.AtVec(i)) > 1e-12*math.Max(1, math.Abs(want.AtVec(i))) {
+			t.Fatalf("start[%d] = %v, dense W K_grid e_%d = %v", i, got[i], j, want.AtVec(i))
+		}
+	}
+	s := DefaultPosteriorSettings()
+	s.LanczosStart = "eigen"
+	if _, err := p.op.NewPosterior(p.y, 0, s, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "lanczos_start") {
+		t.Errorf("error %v, want one naming lanczos_start", err)
 	}
 }
