@@ -348,6 +348,7 @@ type outcome struct {
 	trainSecs float64
 	predSecs  float64
 	loadAvg   float64 // 1-minute load average at the end of Fit; NaN if unknown
+	cpuSecs   float64 // process CPU seconds spent during Fit; NaN if unknown
 	arts      []results.Artifact
 	err       error
 }
@@ -506,9 +507,10 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		Iterations: spec.Iterations, Optimizer: spec.Optimizer, LearningRate: spec.LearningRate,
 		BatchSize: spec.BatchSize, GradTol: spec.GradTol, Seed: spec.Seed, Task: methods.Task(task),
 	}
-	t0 := time.Now()
+	t0, c0 := time.Now(), processCPUSeconds()
 	oc.fit, err = model.Fit(ctx, data.Train, opt, onProgress)
 	oc.trainSecs = time.Since(t0).Seconds()
+	oc.cpuSecs = processCPUSeconds() - c0
 	oc.loadAvg = loadAverage()
 	if err != nil {
 		oc.err = err
@@ -581,7 +583,7 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 		vals[name] = v
 	}
 	names := sortedKeys(vals)
-	ms := make([]results.Metric, 0, len(names)+1)
+	ms := make([]results.Metric, 0, len(names)+2)
 	for _, n := range names {
 		if len(spec.Metrics) > 0 && !contains(spec.Metrics, n) {
 			continue
@@ -592,6 +594,9 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 	// metrics list: a timing is only comparable with its load beside it.
 	if !math.IsNaN(oc.loadAvg) {
 		ms = append(ms, results.Metric{Name: LoadAvgMetric, Value: oc.loadAvg})
+	}
+	if !math.IsNaN(oc.cpuSecs) {
+		ms = append(ms, results.Metric{Name: TrainCPUMetric, Value: oc.cpuSecs})
 	}
 	return ms, nil
 }
@@ -690,6 +695,14 @@ func IsTerminal(f *os.File) bool {
 // LoadAvgMetric is the 1-minute load average read when Fit returned
 // (/proc/loadavg; absent where that file is), stored with every run.
 const LoadAvgMetric = "x_load_avg_1m"
+
+// TrainCPUMetric is the CPU time (user + system, all threads) the process
+// spent during Fit. With one run in flight (Runner.Jobs = 1) it is the
+// run's own CPU time and, unlike train_seconds, barely depends on the load
+// or on nice: an idle machine with c cores fits the run in between
+// x_train_cpu_seconds / c and x_train_cpu_seconds of wall time. With
+// several runs in flight it counts them all and is only an upper bound.
+const TrainCPUMetric = "x_train_cpu_seconds"
 
 func loadAverage() float64 {
 	b, err := os.ReadFile("/proc/loadavg")

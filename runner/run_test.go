@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,12 @@ func TestRunRecordsFailuresAndResumes(t *testing.T) {
 	if _, err := os.Stat("/proc/loadavg"); err == nil {
 		if n := count(t, st, "SELECT COUNT(*) FROM metrics WHERE name='"+LoadAvgMetric+"' AND value >= 0"); n != 2 {
 			t.Errorf("%s stored %d times, want 2", LoadAvgMetric, n)
+		}
+	}
+	// So is the process CPU time of Fit, where getrusage exists.
+	if !math.IsNaN(processCPUSeconds()) {
+		if n := count(t, st, "SELECT COUNT(*) FROM metrics WHERE name='"+TrainCPUMetric+"' AND value >= 0"); n != 2 {
+			t.Errorf("%s stored %d times, want 2", TrainCPUMetric, n)
 		}
 	}
 	// Resume: done runs are skipped, failed ones run again, nothing duplicates.
