@@ -237,9 +237,11 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		}
 		ms = append(ms, m)
 	}
-	// Every parameter must belong to at least one of the grid's methods.
+	// Every parameter must belong to at least one of the grid's methods. An
+	// include inherits the grid's parameters, checked against all of its
+	// methods already: it may narrow the methods to some that lack one.
 	for _, k := range sortedKeys(s.params) {
-		if !documentedBy(toList(s.raw["methods"]), k) && len(ms) == len(methodNames) {
+		if !documentedBy(toList(s.raw["methods"]), k) && len(ms) == len(methodNames) && !strings.Contains(key, "include") {
 			f.errorf(es, key+".params."+k, "no method of this grid (%s) has this parameter; valid parameters: %s",
 				strings.Join(methodNames, ", "), strings.Join(paramUnion(ms), ", "))
 		}

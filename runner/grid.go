@@ -98,9 +98,11 @@ var gridKeys = map[string]kind{
 	"include":       kArray,
 }
 
-// overridable are the grid keys a profile may replace.
+// overridable are the grid keys a profile may replace. include and exclude
+// replace the grid's whole list (include = [] drops its added runs).
 var overridable = []string{"methods", "datasets", "splits", "seeds", "iterations", "optimizer",
-	"learning_rate", "batch_size", "grad_tol", "task", "metrics", "artifacts", "time_limit", "params", "dataset"}
+	"learning_rate", "batch_size", "grad_tol", "task", "metrics", "artifacts", "time_limit", "params", "dataset",
+	"include", "exclude"}
 
 // Optimizers are the accepted values of the optimizer key.
 var Optimizers = []string{"lbfgs", "adam"}
@@ -410,6 +412,10 @@ func checkKind(kd kind, v any) string {
 			}
 		}
 	case kArray:
+		// An empty list (include = []) is an empty array of tables.
+		if l, ok := v.([]any); ok && len(l) == 0 {
+			return ""
+		}
 		if _, ok := v.([]map[string]any); !ok {
 			return "want an array of tables ([[...]]), got " + typeName(v)
 		}

@@ -234,6 +234,28 @@ func TestExpand(t *testing.T) {
 			}},
 		{name: "skipped only in its profile", src: base + "[[grid]]\nname = \"big\"\nmethods = [\"fake-mean\"]\ndatasets = [\"toy\"]\nsplits = [0]\niterations = 1\n" +
 			"[profiles.quick]\nnote = \"grid big not run\"\n[profiles.quick.grids.big]\nskip = true\n", n: 7},
+		{name: "quick profile drops the includes", profile: "quick", src: base + "[[grid.include]]\nsplit = 7\n" +
+			"[profiles.quick]\nnote = \"no added runs\"\n[profiles.quick.grids.g]\ninclude = []\n", n: 6,
+			check: func(t *testing.T, runs []*RunSpec) {
+				for _, r := range runs {
+					if r.Split == 7 {
+						t.Errorf("include dropped by the profile ran: %s", r.Label())
+					}
+				}
+			}},
+		{name: "quick profile replaces the includes", profile: "quick", src: base + "[[grid.include]]\nsplit = 7\n" +
+			"[profiles.quick]\nnote = \"other added runs\"\n[[profiles.quick.grids.g.include]]\nsplit = 8\n", n: 8,
+			check: func(t *testing.T, runs []*RunSpec) {
+				for _, r := range runs[6:] {
+					if r.Split != 8 {
+						t.Errorf("added run has split %d, want the profile's 8", r.Split)
+					}
+				}
+			}},
+		{name: "includes kept where the profile leaves them", profile: "quick", src: base + "[[grid.include]]\nsplit = 7\n" +
+			"[profiles.quick]\nnote = \"1 iteration\"\n[profiles.quick.grids.g]\niterations = 1\n", n: 8},
+		{name: "include narrowed to a method without a grid parameter", src: strings.Replace(base, `["fake-mean"]`, `["fake-mean", "fake-fail"]`, 1) +
+			"[[grid.include]]\nmethod = \"fake-fail\"\nsplit = 9\n", n: 10},
 		{name: "dataset params expand", src: base + "[grid.dataset]\nn = [10, 20]\n", n: 12},
 		{name: "defaults filled", src: base, n: 6, check: func(t *testing.T, runs []*RunSpec) {
 			if runs[0].Params["kernel"] != "se" {

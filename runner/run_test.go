@@ -93,10 +93,13 @@ func TestRunRecordsFailuresAndResumes(t *testing.T) {
 			t.Errorf("%s stored %d times, want 2", LoadAvgMetric, n)
 		}
 	}
-	// So is the process CPU time of Fit and Predict (getrusage on unix).
+	// So are the process CPU times of Fit + Predict and of Fit alone
+	// (getrusage on unix).
 	if !math.IsNaN(processCPUSeconds()) {
-		if n := count(t, st, "SELECT COUNT(*) FROM metrics WHERE name='"+CPUSecondsMetric+"' AND value >= 0"); n != 2 {
-			t.Errorf("%s stored %d times, want 2", CPUSecondsMetric, n)
+		for _, name := range []string{CPUSecondsMetric, TrainCPUMetric} {
+			if n := count(t, st, "SELECT COUNT(*) FROM metrics WHERE name='"+name+"' AND value >= 0"); n != 2 {
+				t.Errorf("%s stored %d times, want 2", name, n)
+			}
 		}
 	}
 	// Resume: done runs are skipped, failed ones run again, nothing duplicates.

@@ -365,3 +365,55 @@ func TestStatsBadInput(t *testing.T) {
 		t.Errorf("gradient with a zero precision = %v", mat.Formatted(g.T()))
 	}
 }
+
+// TestCollapsedFromStatsRejectsBrokenBound: with Kuu = I and the
+// finite-rank kernel K = ΦᵀΦ the features span, Qff = Kff, so the trace part
+// tr(Kff − Qff) is exactly 0 and the bound is accepted. A Σ k(x_n, x_n) that
+// falls short of tr(Qff), or a yᵀy below yᵀQff(Qff + σ²I)⁻¹y, is what an
+// inaccurate L⁻¹ produces; either must be an error, not a huge "bound".
+func TestCollapsedFromStatsRejectsBrokenBound(t *testing.T) {
+	const m, n, noise = 5, 20, 0.1
+	rng := rand.New(rand.NewPCG(7, 7))
+	phi := randMat(rng, m, n, 1)
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = rng.NormFloat64()
+	}
+	x := mat.NewDense(n, 1, nil)
+	stats, err := ComputeStats(x, y, m, func(x *mat.Dense) (*mat.Dense, error) {
+		r, _ := x.Dims()
+		if r != n {
+			return nil, errors.New("chunked")
+		}
+		return phi, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kd float64 // Σ_n k(x_n, x_n) = Σ_n ‖φ_n‖² = tr(Qff)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			kd += phi.At(i, j) * phi.At(i, j)
+		}
+	}
+	ones := mat.NewDense(m, 1, nil)
+	for i := 0; i < m; i++ {
+		ones.Set(i, 0, 1)
+	}
+	bound := func(s *Stats, kdiag float64) error {
+		tape := ad.NewTape()
+		_, _, err := CollapsedFromStats(s, Kuu{Diag: tape.Const(ones)}, tape.Scalar(kdiag), tape.Scalar(noise), Options{})
+		return err
+	}
+	if err := bound(stats, kd); err != nil {
+		t.Fatalf("exact finite-rank case rejected: %v", err)
+	}
+	if err := bound(stats, 0.5*kd); err == nil || !strings.Contains(err.Error(), "tr(Kff − Qff) < 0") {
+		t.Errorf("Σ k(x_n,x_n) below tr(Qff): error %v, want the trace part named", err)
+	}
+	small := *stats
+	small.YY = 1e-3 * stats.YY
+	if err := bound(&small, kd); err == nil || !strings.Contains(err.Error(), "yᵀy/σ²") {
+		t.Errorf("yᵀy below its projection: error %v, want the data-fit part named", err)
+	}
+}

@@ -150,13 +150,14 @@ func TestStatsWhitenBadInput(t *testing.T) {
 			}
 		})
 	}
-	// The identity whitener is Kuu = I, the same as Diag = 1.
+	// The identity whitener is Kuu = I, the same as Diag = 1. Σ k(x_n, x_n)
+	// = 8 ≥ tr(Qff) = tr P = 6, as for any kernel whose Kuu = I and ΦΦᵀ = P.
 	ones := tape.Const(mat.NewDense(m, 1, []float64{1, 1, 1}))
-	a, _, err := CollapsedFromStats(stats, Kuu{Whiten: ident}, tape.Scalar(5), tape.Scalar(0.5), Options{})
+	a, _, err := CollapsedFromStats(stats, Kuu{Whiten: ident}, tape.Scalar(8), tape.Scalar(0.5), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := CollapsedFromStats(stats, Kuu{Precision: ones}, tape.Scalar(5), tape.Scalar(0.5), Options{})
+	b, _, err := CollapsedFromStats(stats, Kuu{Precision: ones}, tape.Scalar(8), tape.Scalar(0.5), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
