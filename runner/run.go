@@ -348,8 +348,11 @@ type outcome struct {
 	trainSecs float64
 	predSecs  float64
 	loadAvg   float64 // 1-minute load average at the end of Fit; NaN if unknown
-	arts      []results.Artifact
-	err       error
+	// cpuSecs is the process CPU time (user + system, all threads) spent in
+	// Fit; NaN when unknown or when other runs share the process (Jobs > 1).
+	cpuSecs float64
+	arts    []results.Artifact
+	err     error
 }
 
 // one executes and records a single run. The returned error is only for
@@ -506,9 +509,13 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		Iterations: spec.Iterations, Optimizer: spec.Optimizer, LearningRate: spec.LearningRate,
 		BatchSize: spec.BatchSize, GradTol: spec.GradTol, Seed: spec.Seed, Task: methods.Task(task),
 	}
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), processCPUSeconds()
 	oc.fit, err = model.Fit(ctx, data.Train, opt, onProgress)
 	oc.trainSecs = time.Since(t0).Seconds()
+	oc.cpuSecs = math.NaN()
+	if r.Jobs <= 1 {
+		oc.cpuSecs = processCPUSeconds() - cpu0
+	}
 	oc.loadAvg = loadAverage()
 	if err != nil {
 		oc.err = err
@@ -592,6 +599,12 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 	// metrics list: a timing is only comparable with its load beside it.
 	if !math.IsNaN(oc.loadAvg) {
 		ms = append(ms, results.Metric{Name: LoadAvgMetric, Value: oc.loadAvg})
+	}
+	// CPU seconds of Fit: unlike train_seconds nearly independent of the
+	// machine's load, so run times of a sweep can be estimated from a
+	// loaded (or niced) run. Recorded only with one run in flight.
+	if !math.IsNaN(oc.cpuSecs) {
+		ms = append(ms, results.Metric{Name: CPUSecondsMetric, Value: oc.cpuSecs})
 	}
 	return ms, nil
 }
@@ -690,6 +703,10 @@ func IsTerminal(f *os.File) bool {
 // LoadAvgMetric is the 1-minute load average read when Fit returned
 // (/proc/loadavg; absent where that file is), stored with every run.
 const LoadAvgMetric = "x_load_avg_1m"
+
+// CPUSecondsMetric is the process CPU time (user + system) Fit took,
+// stored when the sweep runs one run at a time (--jobs 1).
+const CPUSecondsMetric = "x_train_cpu_seconds"
 
 func loadAverage() float64 {
 	b, err := os.ReadFile("/proc/loadavg")
