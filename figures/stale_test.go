@@ -209,15 +209,7 @@ func TestRenderExpectedOnEmptyDatabase(t *testing.T) {
 // The profile is picked among the current config's runs only: a stale
 // finished full run does not make a quick-only report a full one.
 func TestRenderExpectedPicksProfile(t *testing.T) {
-	spec, err := ParseReport("demo.toml", fixtureConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := results.Open(filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	spec, st := fixtureSpecStore(t)
 	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, r := range []results.Run{
 		{ID: "stale-full", Grid: "uci", Method: "sgpr", Dataset: "concrete", Profile: "full"},
@@ -246,15 +238,7 @@ func TestRenderExpectedPicksProfile(t *testing.T) {
 // that would not run it; a cell the quick profile does run but that has no
 // runs yet keeps pointing at the quick command.
 func TestMissingCellOutsideProfile(t *testing.T) {
-	spec, err := ParseReport("demo.toml", fixtureConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := results.Open(filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	spec, st := fixtureSpecStore(t)
 	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := results.Run{ID: "q1", Grid: "uci", Method: "sgpr", Dataset: "concrete", Profile: "quick", Status: results.StatusDone, Started: now, Finished: now}
 	if err := st.SaveRun(r, []results.Metric{{Name: "rmse", Value: 1}}, nil); err != nil {
@@ -282,4 +266,19 @@ func TestMissingCellOutsideProfile(t *testing.T) {
 	if strings.Contains(string(md), "dataset energy, method sgpr in grid uci of") {
 		t.Errorf("a full-only cell points at the quick command:\n%s", md)
 	}
+}
+
+// fixtureSpecStore is the fixture config's report and an empty store.
+func fixtureSpecStore(t *testing.T) (ReportSpec, *results.Store) {
+	t.Helper()
+	spec, err := ParseReport("demo.toml", fixtureConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := results.Open(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return spec, st
 }

@@ -7,11 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
-	"sgplab/gp/ad"
 )
 
 // naiveMaternPeriodic is v(1 + √3 r/ℓ) exp(−√3 r/ℓ) + v exp(−½ sin²(π r/p)/ℓ²),
@@ -26,14 +24,7 @@ func naiveMaternPeriodic(x, z, v, l, p float64) float64 {
 
 func maternPeriodicGPR(t *testing.T, params map[string]any, train gp.Data, iters int) *gprModel {
 	t.Helper()
-	m, err := Build("gpr", params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Fit(context.Background(), train, FitOptions{Iterations: iters}, nil); err != nil {
-		t.Fatal(err)
-	}
-	return m.(*gprModel)
+	return fitExactGPR(t, "gpr", params, train, iters)
 }
 
 // At fixed hyperparameters the exact log marginal likelihood of gpr with
@@ -96,30 +87,8 @@ func TestGPRMaternPeriodicGradientFiniteDifferences(t *testing.T) {
 	train := additiveData(30, 1, 2, 12)
 	m := maternPeriodicGPR(t, map[string]any{"kernel": "sum(matern32,periodic)", "variance": 0.8, "lengthscales": []any{0.4},
 		"period": 0.9, "noise_variance": 0.05}, train, 0)
-	obj := m.objective(train.Y)
-	eval := func(x []float64) (float64, []float64) {
-		m.set.SetVector(x)
-		tp := ad.NewTape()
-		b := m.set.Bind(tp)
-		f, err := obj(tp, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tp.Backward(f)
-		return f.Scalar(), b.Gradient()
-	}
-	x0 := m.set.Vector()
-	if len(x0) != 6 {
-		t.Fatalf("%d parameters, want 2 variances + 2 lengthscales + period + noise = 6: %v", len(x0), m.set.Names())
-	}
-	_, got := eval(x0)
-	want := make([]float64, len(x0))
-	fd.Gradient(want, func(x []float64) float64 { f, _ := eval(x); return f }, x0, &fd.Settings{Formula: fd.Central, Step: 1e-5})
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-6*math.Max(1, math.Abs(want[i])) {
-			t.Errorf("gradient[%d] (%s) = %.10g, finite difference %.10g", i, m.set.Names()[min(i, len(m.set.Names())-1)], got[i], want[i])
-		}
-	}
+	// 2 variances + 2 lengthscales + period + noise
+	checkExactGPRGradient(t, m, train, 6, 1e-6)
 }
 
 // Training the period of a periodic kernel recovers the generating period
