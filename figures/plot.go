@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -207,7 +208,9 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 				p.Title.Text = l
 			}
 		} else {
-			p.Title.Text = f.title
+			// One panel: the title sits over the plot area alone, so a long
+			// one is wrapped rather than clipped at the image's edges.
+			p.Title.Text = wrapTitle(f.title, maxTitleRunes)
 			if fs.Panels != "" && pname != "" {
 				// Name the panel's value (e.g. the dataset) even when alone.
 				l := rc.label(pname)
@@ -1046,4 +1049,30 @@ func parseSeriesStyles(m map[string]string) (map[string]seriesStyle, error) {
 		out[k] = st
 	}
 	return out, nil
+}
+
+// maxTitleRunes is the longest title line of a single-panel figure (about
+// the width of its plot area at the default size and font).
+const maxTitleRunes = 60
+
+// wrapTitle breaks s at spaces into lines of at most max runes (a longer
+// word stays whole on its own line); existing line breaks are kept.
+func wrapTitle(s string, max int) string {
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, w := range strings.Fields(para) {
+			switch {
+			case line == "":
+				line = w
+			case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= max:
+				line += " " + w
+			default:
+				out = append(out, line)
+				line = w
+			}
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }

@@ -96,3 +96,23 @@ func TestLogBandStaysPositive(t *testing.T) {
 		t.Errorf("band [%g, %g] around %g", p.ylo, p.yhi, p.y)
 	}
 }
+
+// Long single-panel titles are wrapped at spaces, never past the limit
+// unless one word is longer; line breaks already there stay.
+func TestWrapTitle(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"short title", 60, "short title"},
+		{"Figure 2: ODVFF test log-likelihood against |β|, SGPR dashed (quick profile)", 40,
+			"Figure 2: ODVFF test log-likelihood\nagainst |β|, SGPR dashed (quick profile)"},
+		{"a verylongwordthatdoesnotfit b", 5, "a\nverylongwordthatdoesnotfit\nb"},
+		{"first line\nsecond line here", 11, "first line\nsecond line\nhere"},
+	} {
+		if got := wrapTitle(c.in, c.max); got != c.want {
+			t.Errorf("wrapTitle(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
+}

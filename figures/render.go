@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,6 +40,11 @@ type Expected struct {
 	// DBFlag is appended to the commands index.md suggests, e.g.
 	// "--db shards/all.db" when the database is not the config's default.
 	DBFlag string
+	// Datasets maps a profile to the datasets of each grid's runs under it,
+	// so that a table cell a reduced profile does not run (a dataset it
+	// leaves out, a grid it skips) says so instead of pointing at a command
+	// that would not run it. Nil: not known.
+	Datasets map[string]map[string][]string
 }
 
 // Coverage says how much of the current config a report's database holds.
@@ -212,6 +218,7 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 	rc := &renderCtx{spec: &spec, profile: opts.Profile, labels: spec.Report.Labels, db: displayPath(dbName), cov: cov}
 	if opts.Expected != nil {
 		rc.dbFlag = opts.Expected.DBFlag
+		rc.datasets = opts.Expected.Datasets
 	}
 	if rc.profile == "" {
 		rc.profile = pickProfile(all)
@@ -369,6 +376,23 @@ type renderCtx struct {
 	grids   []string  // grids of the table or figure being built
 	cov     *Coverage // nil when the report uses every run of its grids
 	dbFlag  string    // e.g. "--db x.db", for the commands index.md suggests
+	// datasets: profile → grid → datasets the profile runs (Expected.Datasets).
+	datasets map[string]map[string][]string
+}
+
+// profileRuns reports whether the profile runs dataset in any of the
+// current grids; known is false when the report was not told.
+func (rc *renderCtx) profileRuns(profile, dataset string) (runs, known bool) {
+	byGrid, ok := rc.datasets[profile]
+	if !ok {
+		return false, false
+	}
+	for _, g := range rc.grids {
+		if slices.Contains(byGrid[g], dataset) {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // usable: a done run of the reported profile. When the report is limited
@@ -424,6 +448,12 @@ func (rc *renderCtx) explainMissing(runs []*run, rowDim, rv, colDim, cv string, 
 		dataset = match[0].Dataset
 	}
 	runcmd := rc.runCommand()
+	if len(match) == 0 && dataset != "" && rc.profile != "full" {
+		inProfile, known := rc.profileRuns(rc.profile, dataset)
+		if inFull, _ := rc.profileRuns("full", dataset); known && !inProfile && inFull {
+			return fmt.Sprintf("dataset %s is not in the %s profile (its note says why); the full profile runs it: `sgplab run %s`", dataset, rc.profile, rc.spec.File)
+		}
+	}
 	if len(match) == 0 {
 		return fmt.Sprintf("no runs for %s in grid %s of %s; %s runs them", what, strings.Join(rc.grids, ", "), rc.db, runcmd)
 	}

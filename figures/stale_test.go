@@ -209,15 +209,7 @@ func TestRenderExpectedOnEmptyDatabase(t *testing.T) {
 // The profile is picked among the current config's runs only: a stale
 // finished full run does not make a quick-only report a full one.
 func TestRenderExpectedPicksProfile(t *testing.T) {
-	spec, err := ParseReport("demo.toml", fixtureConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := results.Open(filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	spec, st := fixtureSpecStore(t)
 	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, r := range []results.Run{
 		{ID: "stale-full", Grid: "uci", Method: "sgpr", Dataset: "concrete", Profile: "full"},
@@ -269,4 +261,54 @@ func TestQuickReportUsesSharedFullRuns(t *testing.T) {
 		return
 	}
 	t.Fatal("claim missing")
+}
+
+// A table cell whose dataset the reported reduced profile leaves out says
+// so and names the full profile's command, rather than the quick command
+// that would not run it; a cell the quick profile does run but that has no
+// runs yet keeps pointing at the quick command.
+func TestMissingCellOutsideProfile(t *testing.T) {
+	spec, st := fixtureSpecStore(t)
+	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := results.Run{ID: "q1", Grid: "uci", Method: "sgpr", Dataset: "concrete", Profile: "quick", Status: results.StatusDone, Started: now, Finished: now}
+	if err := st.SaveRun(r, []results.Metric{{Name: "rmse", Value: 1}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	exp := &Expected{Grids: []string{"uci"},
+		IDs:      map[string][]string{"quick": {"q1", "q2"}},
+		Datasets: map[string]map[string][]string{"quick": {"uci": {"concrete"}}, "full": {"uci": {"concrete", "energy"}}}}
+	dir := t.TempDir()
+	if _, err := Render(spec, st, dir, Options{Profile: "quick", Formats: []string{"svg"}, Expected: exp}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "table-1.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"dataset energy is not in the quick profile (its note says why); the full profile runs it: `sgplab run demo.toml`",
+		"no runs for dataset concrete, method svgp in grid uci",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("table-1.md lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(string(md), "dataset energy, method sgpr in grid uci of") {
+		t.Errorf("a full-only cell points at the quick command:\n%s", md)
+	}
+}
+
+// fixtureSpecStore is the fixture config's report and an empty store.
+func fixtureSpecStore(t *testing.T) (ReportSpec, *results.Store) {
+	t.Helper()
+	spec, err := ParseReport("demo.toml", fixtureConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := results.Open(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return spec, st
 }

@@ -92,7 +92,13 @@ func additiveData(n, dim, dup int, seed uint64) gp.Data {
 
 func fitAGPR(t *testing.T, params map[string]any, train gp.Data, iters int) *gprModel {
 	t.Helper()
-	m, err := Build("agpr", params)
+	return fitExactGPR(t, "agpr", params, train, iters)
+}
+
+// fitExactGPR builds the exact GP method name (gpr, agpr) and fits it.
+func fitExactGPR(t *testing.T, name string, params map[string]any, train gp.Data, iters int) *gprModel {
+	t.Helper()
+	m, err := Build(name, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +106,37 @@ func fitAGPR(t *testing.T, params map[string]any, train gp.Data, iters int) *gpr
 		t.Fatal(err)
 	}
 	return m.(*gprModel)
+}
+
+// checkExactGPRGradient compares the gradient of m's objective with
+// respect to every unconstrained parameter (wantParams of them) with
+// central finite differences, to relative tolerance tol.
+func checkExactGPRGradient(t *testing.T, m *gprModel, train gp.Data, wantParams int, tol float64) {
+	t.Helper()
+	obj := m.objective(train.Y)
+	eval := func(x []float64) (float64, []float64) {
+		m.set.SetVector(x)
+		tp := ad.NewTape()
+		b := m.set.Bind(tp)
+		f, err := obj(tp, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp.Backward(f)
+		return f.Scalar(), b.Gradient()
+	}
+	x0 := m.set.Vector()
+	if len(x0) != wantParams {
+		t.Fatalf("%d parameters, want %d: %v", len(x0), wantParams, m.set.Names())
+	}
+	_, got := eval(x0)
+	want := make([]float64, len(x0))
+	fd.Gradient(want, func(x []float64) float64 { f, _ := eval(x); return f }, x0, &fd.Settings{Formula: fd.Central, Step: 1e-5})
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > tol*math.Max(1, math.Abs(want[i])) {
+			t.Errorf("gradient[%d] = %.10g, finite difference %.10g", i, got[i], want[i])
+		}
+	}
 }
 
 // At fixed hyperparameters (iterations = 0) the objective, the predictive
@@ -156,30 +193,8 @@ func TestAGPRMatchesNaiveSummedKernel(t *testing.T) {
 func TestAGPRGradientFiniteDifferences(t *testing.T) {
 	train := additiveData(30, 3, 0, 3)
 	m := fitAGPR(t, map[string]any{"variance": 2.0, "lengthscales": []any{0.7, 1.1, 1.9}, "noise_variance": 0.1}, train, 0)
-	obj := m.objective(train.Y)
-	eval := func(x []float64) (float64, []float64) {
-		m.set.SetVector(x)
-		tp := ad.NewTape()
-		b := m.set.Bind(tp)
-		f, err := obj(tp, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tp.Backward(f)
-		return f.Scalar(), b.Gradient()
-	}
-	x0 := m.set.Vector()
-	if len(x0) != 7 {
-		t.Fatalf("%d parameters, want 3 variances + 3 lengthscales + noise = 7: %v", len(x0), m.set.Names())
-	}
-	_, got := eval(x0)
-	want := make([]float64, len(x0))
-	fd.Gradient(want, func(x []float64) float64 { f, _ := eval(x); return f }, x0, &fd.Settings{Formula: fd.Central, Step: 1e-5})
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-7*math.Max(1, math.Abs(want[i])) {
-			t.Errorf("gradient[%d] = %.10g, finite difference %.10g", i, got[i], want[i])
-		}
-	}
+	// 3 variances + 3 lengthscales + noise
+	checkExactGPRGradient(t, m, train, 7, 1e-7)
 }
 
 // In one dimension the additive kernel is the kernel itself: trained agpr

@@ -118,7 +118,12 @@ func NewKernel(p Params, dim int) (kernels.Kernel, error) {
 // NewKernelNamed builds the kernel name on dim inputs with the initial
 // hyperparameters in p (for methods whose kernel is fixed).
 func NewKernelNamed(name string, p Params, dim int) (kernels.Kernel, error) {
-	return kernels.New(name, dim, kernels.Options{Variance: p.Float("variance"), Lengthscales: initialLengthscales(p), ARD: p.Bool("ard")})
+	return kernels.New(name, dim, kernelOptions(p))
+}
+
+// kernelOptions are the initial kernel hyperparameters in p.
+func kernelOptions(p Params) kernels.Options {
+	return kernels.Options{Variance: p.Float("variance"), Lengthscales: initialLengthscales(p), ARD: p.Bool("ard")}
 }
 
 // initialLengthscales are the lengthscales in p. Every method spells them

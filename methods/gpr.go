@@ -3,6 +3,7 @@ package methods
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -22,19 +23,38 @@ func init() {
 		Summary: "exact GP regression: log marginal likelihood maximised by L-BFGS, O(N³)",
 		Paper:   "Rasmussen & Williams (2006)",
 		Tasks:   []Task{Regression},
-		Params: concat(KernelParams(), NoiseParams(), []ParamDoc{
+		Params: concat(KernelParamsFor(KernelDefaults{Choices: gprKernelChoices()}), NoiseParams(), []ParamDoc{
+			// No default, so that the run ids of grids that do not set it
+			// stay what they were; unset means the kernels' default, 1.
+			{Name: "period", Kind: Float, Doc: "initial period of a periodic kernel or component, trained with the other hyperparameters (unset: 1)"},
 			{Name: "jitter", Kind: Float, Default: 0.0, Doc: "added to the diagonal of K + σ²I before factorising it"},
 			{Name: "max_points", Kind: Int, Default: 20000, Doc: "refuse training sets larger than this (O(N²) memory)"},
 		}),
-		New: newExactGPR("gpr", NewKernel),
+		New: newExactGPR("gpr", newGPRKernel),
 	})
+}
+
+// gprKernelChoices are the common kernel choices and the Matérn + periodic
+// sum, the full-GP prior of the ODVFF paper's App. C (Fig. 3). Both
+// components start at variance and lengthscales; the periodic one at period.
+func gprKernelChoices() []string {
+	return slices.Concat(kernels.Names(), []string{"additive(se)", "additive(matern12)", "additive(matern32)", "additive(matern52)",
+		"sum(matern32,periodic)", "sum(matern52,periodic)", "sum(se,periodic)"})
+}
+
+// newGPRKernel is NewKernel with the initial period of a periodic kernel or
+// component taken from p.
+func newGPRKernel(p Params, dim int) (kernels.Kernel, error) {
+	o := kernelOptions(p)
+	o.Period = p.Float("period")
+	return kernels.New(p.String("kernel"), dim, o)
 }
 
 // newExactGPR is the constructor of an exact GP regression method whose
 // prior covariance newKernel builds (gpr, agpr).
 func newExactGPR(name string, newKernel func(p Params, dim int) (kernels.Kernel, error)) func(Params) (Model, error) {
 	return func(p Params) (Model, error) {
-		if err := checkPositive(name, p, "variance", "noise_variance"); err != nil {
+		if err := checkPositive(name, p, "variance", "noise_variance", "period"); err != nil {
 			return nil, err
 		}
 		if err := checkJitter(name, p); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -597,11 +598,17 @@ func dbSuffix(db string) string {
 // expectedRuns expands f under each profile into the run ids a report on
 // it uses. Expansion warnings are written once.
 func expectedRuns(f *runner.File, profiles []string, stderr io.Writer) (*figures.Expected, error) {
-	e := &figures.Expected{IDs: map[string][]string{}}
+	e := &figures.Expected{IDs: map[string][]string{}, Datasets: map[string]map[string][]string{}}
 	for _, g := range f.Grids {
 		e.Grids = append(e.Grids, g.Name)
 	}
 	seen := map[string]bool{}
+	// The full profile's datasets are wanted even when only a reduced
+	// profile is reported: its footnotes name what only full runs.
+	if !slices.Contains(profiles, runner.FullProfile) {
+		profiles = append(slices.Clone(profiles), runner.FullProfile)
+		defer delete(e.IDs, runner.FullProfile)
+	}
 	for _, p := range profiles {
 		specs, warnings, err := f.Expand(expandOptions(p, datasets.DataDir()))
 		for _, w := range warnings {
@@ -614,10 +621,15 @@ func expectedRuns(f *runner.File, profiles []string, stderr io.Writer) (*figures
 			return nil, err
 		}
 		ids := make([]string, len(specs))
+		byGrid := map[string][]string{}
 		for i, s := range specs {
 			ids[i] = s.ID
+			if !slices.Contains(byGrid[s.Grid], s.Dataset) {
+				byGrid[s.Grid] = append(byGrid[s.Grid], s.Dataset)
+			}
 		}
 		e.IDs[p] = ids
+		e.Datasets[p] = byGrid
 	}
 	return e, nil
 }

@@ -81,6 +81,7 @@ func kernelCases() []struct {
 		{"chordal-matern12", 3, Options{Variance: 0.9, Lengthscales: []float64{1.3}, WeightVariances: []float64{1.1}, BiasVariance: 1.2}},
 		{"chordal-se", 2, Options{Variance: 1.0, Lengthscales: []float64{0.9}, WeightVariances: []float64{0.6, 1.4}, BiasVariance: 0.7}},
 		{"sum(se,periodic)", 2, Options{Variance: 0.9, Lengthscales: []float64{0.8, 1.2}}},
+		{"sum(matern32,periodic)", 1, Options{Variance: 1.1, Lengthscales: []float64{0.3}, Period: 0.5}},
 		{"product(matern32,arccos1)", 2, Options{Variance: 1.1, Lengthscales: []float64{0.9}}},
 		{"additive(matern52)", 3, Options{Variance: 0.6, Lengthscales: []float64{0.5, 0.9, 1.3}}},
 		{"additive(se,matern12)", 2, Options{Variance: 1.3}},
