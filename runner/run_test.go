@@ -92,10 +92,6 @@ func TestRunRecordsFailuresAndResumes(t *testing.T) {
 		if n := count(t, st, "SELECT COUNT(*) FROM metrics WHERE name='"+LoadAvgMetric+"' AND value >= 0"); n != 2 {
 			t.Errorf("%s stored %d times, want 2", LoadAvgMetric, n)
 		}
-		// So is the CPU time of Fit (one run in flight: Jobs = 0).
-		if n := count(t, st, "SELECT COUNT(*) FROM metrics WHERE name='"+CPUSecondsMetric+"' AND value >= 0"); n != 2 {
-			t.Errorf("%s stored %d times, want 2", CPUSecondsMetric, n)
-		}
 	}
 	// So are the process CPU times of Fit + Predict and of Fit alone
 	// (getrusage on unix).
