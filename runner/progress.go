@@ -65,7 +65,8 @@ func (s *RunSpec) ShortLabel(swept []string) string {
 
 // Cost is a run's expected cost in arbitrary units, for the ETA: the
 // optimiser's iterations times the per-iteration cost of the method,
-// O(N³) for the exact methods (exactMethods) and O(N M² + M³) for the rest,
+// O(N³) for the exact methods (exactMethods) and O(B M² + M³) for the rest,
+// B = min(N, BatchSize) the rows a step touches,
 // with N the training size given by size (≤ 0 when unknown: 1000 is
 // assumed) and M the number of inducing variables read from the method's
 // parameters (inducingCount; defaultInducing when it names none).
@@ -81,7 +82,11 @@ func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
 	per := N * N * N / 3 // exact GP: one Cholesky
 	if !contains(exactMethods, s.Method) {
 		m := min(inducingCount(s.Params), N)
-		per = N*m*m + m*m*m
+		b := N // a minibatch step touches BatchSize rows
+		if s.BatchSize > 0 {
+			b = min(b, float64(s.BatchSize))
+		}
+		per = b*m*m + m*m*m
 	}
 	return float64(s.Iterations+1) * per
 }

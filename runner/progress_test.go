@@ -68,6 +68,12 @@ func TestCost(t *testing.T) {
 			t.Errorf("%s %v: cost %v, want %v (M = %v)", c.method, c.params, got, want, c.m)
 		}
 	}
+	// A minibatch step costs its batch, not N.
+	mb := spec("svgp", map[string]any{"num_inducing": 10}, 0)
+	mb.BatchSize = 100
+	if got, want := Cost(mb, size), 100*100+1000.0; got != want {
+		t.Errorf("minibatch cost %v, want %v", got, want)
+	}
 	// M is capped at N.
 	if capped := Cost(spec("sgpr", map[string]any{"num_inducing": 5000}, 0), size); capped != 1000*1e6+1e9 {
 		t.Errorf("M > N cost %v", capped)
