@@ -166,8 +166,8 @@ func SolveLower(l, b *Node) *Node {
 		linalg.SolveLowerTInPlace(l.val, gb)
 		var gl *mat.Dense
 		if l.needsGrad {
-			gl = gemm(t, gb, x.T())
-			negTril(gl)
+			gl = squareOf(t, l)
+			linalg.LowerMulTTo(gl, -1, gb, x, 0)
 		}
 		return []*mat.Dense{gl, gb}
 	}, l, b)
@@ -185,8 +185,8 @@ func SolveLowerT(l, b *Node) *Node {
 		linalg.SolveLowerInPlace(l.val, gb)
 		var gl *mat.Dense
 		if l.needsGrad {
-			gl = gemm(t, x, gb.T())
-			negTril(gl)
+			gl = squareOf(t, l)
+			linalg.LowerMulTTo(gl, -1, x, gb, 0)
 		}
 		return []*mat.Dense{gl, gb}
 	}, l, b)
@@ -207,8 +207,8 @@ func MulLowerT(l, b *Node) *Node {
 			linalg.MulLowerInPlace(l.val, gb)
 		}
 		if l.needsGrad {
-			gl = gemm(t, b.val, g.T())
-			tril(gl)
+			gl = squareOf(t, l)
+			linalg.LowerMulTTo(gl, 1, b.val, g, 0)
 		}
 		return []*mat.Dense{gl, gb}
 	}, l, b)
@@ -231,11 +231,9 @@ func CholSolve(l, b *Node) *Node {
 		linalg.SolveLowerTInPlace(l.val, gb)
 		var gl *mat.Dense
 		if l.needsGrad {
-			gl = gemm(t, x, gy.T())
-			tmp := gemm(t, gb, y.T())
-			gl.Add(gl, tmp)
-			t.Recycle(tmp)
-			negTril(gl)
+			gl = squareOf(t, l)
+			linalg.LowerMulTTo(gl, -1, x, gy, 0)
+			linalg.LowerMulTTo(gl, -1, gb, y, 1)
 		}
 		return []*mat.Dense{gl, gb}
 	}, l, b)
@@ -255,17 +253,8 @@ func LogDetChol(l *Node) *Node {
 	}, l)
 }
 
-// negTril overwrites m with −tril(m).
-func negTril(m *mat.Dense) {
-	n, row := rowsOf(m)
-	for i := 0; i < n; i++ {
-		r := row(i)
-		for j := range r {
-			if j <= i {
-				r[j] = -r[j]
-			} else {
-				r[j] = 0
-			}
-		}
-	}
+// squareOf is a new matrix of l's (square) shape, for its gradient.
+func squareOf(t *Tape, l *Node) *mat.Dense {
+	n, _ := l.Dims()
+	return t.NewDenseNonZeroed(n, n)
 }

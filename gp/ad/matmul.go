@@ -10,13 +10,14 @@ import (
 	"sgplab/gp/linalg"
 )
 
-// gemm returns op(a)·op(b) as a new matrix; gonum's Mul passes transposes
-// to dgemm as flags, so no transpose is formed.
+// gemm returns op(a)·op(b) as a new matrix; transposes are passed to dgemm
+// as flags, so none is formed, and a large product is shared out over the
+// cores (linalg.MulTo).
 func gemm(t *Tape, a, b mat.Matrix) *mat.Dense {
 	r, _ := a.Dims()
 	_, c := b.Dims()
 	out := t.NewDenseNonZeroed(r, c)
-	out.Mul(a, b)
+	linalg.MulTo(out, a, b)
 	return out
 }
 

@@ -273,8 +273,8 @@ func InverseCholTo(out, l *mat.Dense) error {
 			}
 		}
 		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n - j0, Stride: lr.Stride, Data: lr.Data[j0*lr.Stride+j0:]}
-		blas64.Trsm(blas.Left, blas.NoTrans, 1, tri, blk)
-		blas64.Trsm(blas.Left, blas.Trans, 1, tri, blk)
+		trsmRec(blas.NoTrans, tri, blk)
+		trsmRec(blas.Trans, tri, blk)
 	})
 	for i := 0; i < n; i++ {
 		for j := 0; j < i; j++ {

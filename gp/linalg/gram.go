@@ -248,30 +248,9 @@ func whitenBlock(tri blas64.Triangular, blk blas64.General, scratch []float64) b
 	return out
 }
 
-// solveBase is the order up to which solveLowerRec calls dtrsm directly.
-const solveBase = 128
-
-// solveLowerRec overwrites b with L⁻¹b for lower-triangular L by recursive
-// halving, L = [L₁₁ 0; L₂₁ L₂₂]: X₁ = L₁₁⁻¹B₁, B₂ −= L₂₁X₁, X₂ = L₂₂⁻¹B₂,
-// so that most of the flops run in dgemm, which reaches a higher rate
-// than dtrsm (measured by CPU profile on the SGPR recipe, M = 500: dtrsm
-// took 1.35× dgemm's time per flop). The split depends only on the order.
-func solveLowerRec(l blas64.Triangular, b blas64.General) {
-	n := l.N
-	if n <= solveBase || b.Cols == 0 {
-		blas64.Trsm(blas.Left, blas.NoTrans, 1, l, b)
-		return
-	}
-	h := (n/2 + 7) &^ 7
-	l11 := blas64.Triangular{Uplo: blas.Lower, Diag: l.Diag, N: h, Stride: l.Stride, Data: l.Data}
-	l22 := blas64.Triangular{Uplo: blas.Lower, Diag: l.Diag, N: n - h, Stride: l.Stride, Data: l.Data[h*l.Stride+h:]}
-	l21 := blas64.General{Rows: n - h, Cols: h, Stride: l.Stride, Data: l.Data[h*l.Stride:]}
-	b1 := blas64.General{Rows: h, Cols: b.Cols, Stride: b.Stride, Data: b.Data}
-	b2 := blas64.General{Rows: n - h, Cols: b.Cols, Stride: b.Stride, Data: b.Data[h*b.Stride:]}
-	solveLowerRec(l11, b1)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, l21, b1, 1, b2)
-	solveLowerRec(l22, b2)
-}
+// solveLowerRec overwrites b with L⁻¹b for lower-triangular L (see
+// trsmRec).
+func solveLowerRec(l blas64.Triangular, b blas64.General) { trsmRec(blas.NoTrans, l, b) }
 
 // WhitenedAdjoint returns T (L⁻¹A) + u vᵀ for r×r T and lower-triangular
 // L, an r×c A and optional u (length r) and v (length c): the gradient

@@ -106,7 +106,7 @@ func solveSplit(t blas.Transpose, tri blas64.Triangular, x *mat.Dense) {
 		return
 	}
 	forColBlocks(raw.Rows, raw.Cols, minBlockCols, trsmThreads(), func(lo, hi int) {
-		blas64.Trsm(blas.Left, t, 1, tri, colView(raw, lo, hi))
+		trsmRec(t, tri, colView(raw, lo, hi))
 	})
 }
 

@@ -74,7 +74,7 @@ func testGramVecAdjoint(t *testing.T) {
 func TestWhitened(t *testing.T) {
 	forProcs(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(19, 19))
-		for _, sh := range [][2]int{{3, 7}, {40, 2*gramChunk + 17}, {150, 900}, {2*solveBase + 45, 700}} {
+		for _, sh := range [][2]int{{3, 7}, {40, 2*gramChunk + 17}, {150, 900}, {2*triBase + 45, 700}} {
 			r, c := sh[0], sh[1]
 			a := randDense(rng, r, c)
 			v := randDense(rng, c, 1).RawMatrix().Data

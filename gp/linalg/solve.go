@@ -37,8 +37,75 @@ func byColumns(x *mat.Dense, f func(b blas64.General)) {
 }
 
 func trsm(t blas.Transpose, tri blas64.Triangular, x *mat.Dense) *mat.Dense {
-	byColumns(x, func(b blas64.General) { blas64.Trsm(blas.Left, t, 1, tri, b) })
+	byColumns(x, func(b blas64.General) { trsmRec(t, tri, b) })
 	return x
+}
+
+// triBase is the order up to which trsmRec and trmmRec call dtrsm and
+// dtrmm directly.
+const triBase = 128
+
+// halves splits a lower-triangular L of order n > triBase into
+// L = [L₁₁ 0; L₂₁ L₂₂] at h (a multiple of 8 near n/2, fixed by n) and b
+// into its rows [0, h) and [h, n).
+func halves(l blas64.Triangular, b blas64.General) (h int, l11, l22 blas64.Triangular, l21, b1, b2 blas64.General) {
+	n := l.N
+	h = (n/2 + 7) &^ 7
+	l11 = blas64.Triangular{Uplo: blas.Lower, Diag: l.Diag, N: h, Stride: l.Stride, Data: l.Data}
+	l22 = blas64.Triangular{Uplo: blas.Lower, Diag: l.Diag, N: n - h, Stride: l.Stride, Data: l.Data[h*l.Stride+h:]}
+	l21 = blas64.General{Rows: n - h, Cols: h, Stride: l.Stride, Data: l.Data[h*l.Stride:]}
+	b1 = blas64.General{Rows: h, Cols: b.Cols, Stride: b.Stride, Data: b.Data}
+	b2 = blas64.General{Rows: n - h, Cols: b.Cols, Stride: b.Stride, Data: b.Data[h*b.Stride:]}
+	return
+}
+
+// trsmRec overwrites b with op(L)⁻¹b for lower-triangular L by recursive
+// halving, so that most of the flops run in dgemm, which reaches a higher
+// rate than dtrsm (CPU profiles: dtrsm took 1.35× dgemm's time per flop
+// on the SGPR recipe, M = 500, and 2× on the SVGP recipe's 125-column
+// blocks):
+//
+//	L⁻¹:  X₁ = L₁₁⁻¹B₁,  B₂ −= L₂₁X₁,  X₂ = L₂₂⁻¹B₂
+//	L⁻ᵀ:  X₂ = L₂₂⁻ᵀB₂,  B₁ −= L₂₁ᵀX₂, X₁ = L₁₁⁻ᵀB₁.
+//
+// The split depends only on the order.
+func trsmRec(t blas.Transpose, l blas64.Triangular, b blas64.General) {
+	if l.N <= triBase || b.Cols == 0 {
+		blas64.Trsm(blas.Left, t, 1, l, b)
+		return
+	}
+	_, l11, l22, l21, b1, b2 := halves(l, b)
+	if t == blas.NoTrans {
+		trsmRec(t, l11, b1)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, l21, b1, 1, b2)
+		trsmRec(t, l22, b2)
+		return
+	}
+	trsmRec(t, l22, b2)
+	blas64.Gemm(blas.Trans, blas.NoTrans, -1, l21, b2, 1, b1)
+	trsmRec(t, l11, b1)
+}
+
+// trmmRec overwrites b with op(L)·b for lower-triangular L by recursive
+// halving (see trsmRec):
+//
+//	L:   X₂ = L₂₂B₂ + L₂₁B₁,   then X₁ = L₁₁B₁
+//	Lᵀ:  X₁ = L₁₁ᵀB₁ + L₂₁ᵀB₂, then X₂ = L₂₂ᵀB₂.
+func trmmRec(t blas.Transpose, l blas64.Triangular, b blas64.General) {
+	if l.N <= triBase || b.Cols == 0 {
+		blas64.Trmm(blas.Left, t, 1, l, b)
+		return
+	}
+	_, l11, l22, l21, b1, b2 := halves(l, b)
+	if t == blas.NoTrans {
+		trmmRec(t, l22, b2)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, l21, b1, 1, b2)
+		trmmRec(t, l11, b1)
+		return
+	}
+	trmmRec(t, l11, b1)
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, l21, b2, 1, b1)
+	trmmRec(t, l22, b2)
 }
 
 // SolveLower returns L⁻¹B for lower-triangular L (only its lower triangle
@@ -69,13 +136,13 @@ func MulLowerT(l *mat.Dense, b mat.Matrix) *mat.Dense {
 // MulLowerTInPlace overwrites B with LᵀB for lower-triangular L.
 func MulLowerTInPlace(l, b *mat.Dense) {
 	tri := lowerOf("MulLowerT", l, b)
-	byColumns(b, func(blk blas64.General) { blas64.Trmm(blas.Left, blas.Trans, 1, tri, blk) })
+	byColumns(b, func(blk blas64.General) { trmmRec(blas.Trans, tri, blk) })
 }
 
 // MulLowerInPlace overwrites B with LB for lower-triangular L.
 func MulLowerInPlace(l, b *mat.Dense) {
 	tri := lowerOf("MulLower", l, b)
-	byColumns(b, func(blk blas64.General) { blas64.Trmm(blas.Left, blas.NoTrans, 1, tri, blk) })
+	byColumns(b, func(blk blas64.General) { trmmRec(blas.NoTrans, tri, blk) })
 }
 
 // SolveLowerInPlace overwrites B with L⁻¹B for lower-triangular L (only its

@@ -1,0 +1,143 @@
+package linalg
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// lowerRows is the height of the row blocks of LowerMulTTo: the diagonal
+// block of each computes its (unused) upper triangle too, a fraction
+// lowerRows/(2n) of the work.
+const lowerRows = 128
+
+// LowerMulTTo sets the lower triangle of the n×n dst to
+//
+//	α·tril(A Bᵀ) + β·tril(dst)
+//
+// for n×k A and B, and zeroes its strict upper triangle. It is the
+// gradient of a triangular factor in a triangular solve or multiply
+// (L̄ = −tril(B̄ Xᵀ) for X = L⁻¹B), and costs n²k flops, half of the full
+// product: row block [r0, r1) of the result needs only the columns
+// [0, r1). The blocks are fixed by n (the last, largest first) and shared
+// out over the cores, so the result is bitwise the same on any number of
+// cores. dst must not share memory with A or B.
+func LowerMulTTo(dst *mat.Dense, alpha float64, a, b *mat.Dense, beta float64) {
+	n, k := a.Dims()
+	br, bc := b.Dims()
+	dr, dc := dst.Dims()
+	if br != n || bc != k || dr != n || dc != n {
+		panic(fmt.Sprintf("linalg.LowerMulTTo: A %d×%d, B %d×%d, destination %d×%d; want A and B n×k, destination n×n",
+			n, k, br, bc, dr, dc))
+	}
+	if n == 0 {
+		return
+	}
+	ar, bw, d := a.RawMatrix(), b.RawMatrix(), dst.RawMatrix()
+	rows := func(m blas64.General, r0, r1 int) blas64.General {
+		return blas64.General{Rows: r1 - r0, Cols: m.Cols, Stride: m.Stride, Data: m.Data[r0*m.Stride:]}
+	}
+	blocks := (n + lowerRows - 1) / lowerRows
+	threads := gemmThreads()
+	if float64(n)*float64(n)*float64(k) < minSplitFlops {
+		threads = procs() // one goroutine: too small to share out
+	}
+	forBlocks(blocks, threads, func(i int) {
+		i = blocks - 1 - i
+		r0, r1 := i*lowerRows, min((i+1)*lowerRows, n)
+		c := blas64.General{Rows: r1 - r0, Cols: r1, Stride: d.Stride, Data: d.Data[r0*d.Stride:]}
+		if k == 0 {
+			scaleGeneral(beta, c)
+		} else {
+			blas64.Gemm(blas.NoTrans, blas.Trans, alpha, rows(ar, r0, r1), rows(bw, 0, r1), beta, c)
+		}
+		for r := r0; r < r1; r++ {
+			clear(d.Data[r*d.Stride+r+1 : r*d.Stride+n])
+		}
+	})
+}
+
+// scaleGeneral multiplies m by s (s = 0 sets it to zero, whatever it held).
+func scaleGeneral(s float64, m blas64.General) {
+	for i := 0; i < m.Rows; i++ {
+		row := m.Data[i*m.Stride : i*m.Stride+m.Cols]
+		if s == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= s
+		}
+	}
+}
+
+// MulTo sets dst = op(A)·op(B), where A and B are each a *mat.Dense or the
+// transpose of one (mat.Transpose or the result of T()). A product large
+// enough to pay is split into fixed blocks of the larger output dimension,
+// one dgemm each, shared out over the cores that one dgemm call leaves
+// idle (with single-threaded OpenBLAS, all of them; gonum's dgemm spreads
+// each block over the cores itself). The blocks depend only on the shapes,
+// never on the cores, so dst is bitwise the same on any number of cores.
+// Other operands fall back to dst.Mul. dst must be r×c and must not share memory
+// with A or B.
+func MulTo(dst *mat.Dense, a, b mat.Matrix) {
+	r, k := a.Dims()
+	kb, c := b.Dims()
+	if dr, dc := dst.Dims(); kb != k || dr != r || dc != c {
+		panic(fmt.Sprintf("linalg.MulTo: %d×%d times %d×%d into %d×%d", r, k, kb, c, dr, dc))
+	}
+	ga, ta, okA := rawOperand(a)
+	gb, tb, okB := rawOperand(b)
+	long := max(r, c)
+	if !okA || !okB || k == 0 || 2*float64(r)*float64(c)*float64(k) < 4*minSplitFlops || long < 2*minBlockCols {
+		dst.Mul(a, b)
+		return
+	}
+	d := dst.RawMatrix()
+	n := max(1, min(maxBlocks, long/minBlockCols))
+	forBlocks(n, gemmThreads(), func(blk int) {
+		lo, hi := blockBounds(blk, n, long)
+		if r >= c { // rows [lo, hi) of op(A) and of dst
+			sub := opRows(ga, ta, lo, hi)
+			out := blas64.General{Rows: hi - lo, Cols: c, Stride: d.Stride, Data: d.Data[lo*d.Stride:]}
+			blas64.Gemm(ta, tb, 1, sub, gb, 0, out)
+			return
+		}
+		// columns [lo, hi) of op(B) and of dst
+		sub := opCols(gb, tb, lo, hi)
+		blas64.Gemm(ta, tb, 1, ga, sub, 0, colView(d, lo, hi))
+	})
+}
+
+// rawOperand returns the storage of a *mat.Dense, or of the *mat.Dense
+// under a transpose, with the BLAS flag that reads it as m.
+func rawOperand(m mat.Matrix) (blas64.General, blas.Transpose, bool) {
+	switch v := m.(type) {
+	case *mat.Dense:
+		return v.RawMatrix(), blas.NoTrans, true
+	case mat.Transpose:
+		if d, ok := v.Matrix.(*mat.Dense); ok {
+			return d.RawMatrix(), blas.Trans, true
+		}
+	}
+	return blas64.General{}, blas.NoTrans, false
+}
+
+// opRows is rows [lo, hi) of op(G): rows of G, or columns of a transposed G.
+func opRows(g blas64.General, t blas.Transpose, lo, hi int) blas64.General {
+	if t == blas.NoTrans {
+		return blas64.General{Rows: hi - lo, Cols: g.Cols, Stride: g.Stride, Data: g.Data[lo*g.Stride:]}
+	}
+	return colView(g, lo, hi)
+}
+
+// opCols is columns [lo, hi) of op(G): columns of G, or rows of a
+// transposed G.
+func opCols(g blas64.General, t blas.Transpose, lo, hi int) blas64.General {
+	if t == blas.NoTrans {
+		return colView(g, lo, hi)
+	}
+	return blas64.General{Rows: hi - lo, Cols: g.Cols, Stride: g.Stride, Data: g.Data[lo*g.Stride:]}
+}

@@ -1,0 +1,132 @@
+package linalg
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestLowerMulTTo checks α·tril(A Bᵀ) + β·tril(dst) against the full
+// product, on sizes below, at and across the row blocks and above the
+// split threshold, and that the strict upper triangle is zeroed.
+func TestLowerMulTTo(t *testing.T) {
+	forProcs(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(21, 1))
+		for _, sh := range [][2]int{{1, 1}, {7, 3}, {lowerRows, 20}, {lowerRows + 1, 64}, {3*lowerRows + 17, 300}} {
+			for _, ab := range [][2]float64{{1, 0}, {-1, 0}, {-0.5, 1}, {2, -3}} {
+				n, k := sh[0], sh[1]
+				t.Run(fmt.Sprintf("n=%d/k=%d/alpha=%g/beta=%g", n, k, ab[0], ab[1]), func(t *testing.T) {
+					a, b := randDense(rng, n, k), randDense(rng, n, k)
+					dst := randDense(rng, n, n)
+					want := mat.NewDense(n, n, nil)
+					if k > 0 {
+						want.Mul(a, b.T())
+					}
+					for i := 0; i < n; i++ {
+						for j := 0; j < n; j++ {
+							v := 0.0
+							if j <= i {
+								v = ab[0]*want.At(i, j) + ab[1]*dst.At(i, j)
+							}
+							want.Set(i, j, v)
+						}
+					}
+					LowerMulTTo(dst, ab[0], a, b, ab[1])
+					for i := 0; i < n; i++ {
+						for j := 0; j < n; j++ {
+							got, w := dst.At(i, j), want.At(i, j)
+							if j > i && got != 0 {
+								t.Fatalf("upper (%d, %d) = %g, want 0", i, j, got)
+							}
+							if d := got - w; d > 1e-12*float64(k+1) || d < -1e-12*float64(k+1) {
+								t.Fatalf("(%d, %d) = %.17g, want %.17g", i, j, got, w)
+							}
+						}
+					}
+				})
+			}
+		}
+	})
+}
+
+// TestLowerMulTToSameBits: the row blocks are fixed by n, so the result
+// has the same bits however many goroutines share them.
+func TestLowerMulTToSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 2))
+	n, k := 5*lowerRows+3, 400
+	a, b, c := randDense(rng, n, k), randDense(rng, n, k), randDense(rng, n, n)
+	sameBitsOnProcs(t, "tril(A Bᵀ)", func() (*mat.Dense, error) {
+		dst := mat.DenseCopyOf(c)
+		LowerMulTTo(dst, -1, a, b, 0.5)
+		return dst, nil
+	})
+}
+
+// TestMulTo checks op(A)·op(B) for every transpose combination against
+// gonum's Mul, on shapes that stay whole and shapes that are split by rows
+// or by columns, with the same bits on any number of cores.
+func TestMulTo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	for _, sh := range [][3]int{{3, 4, 5}, {600, 300, 40}, {40, 300, 600}, {513, 257, 700}} {
+		r, k, c := sh[0], sh[1], sh[2]
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			t.Run(fmt.Sprintf("%dx%dx%d/ta=%v/tb=%v", r, k, c, tr[0], tr[1]), func(t *testing.T) {
+				var a, b mat.Matrix = randDense(rng, r, k), randDense(rng, k, c)
+				if tr[0] {
+					a = mat.DenseCopyOf(a.T()).T() // the same values, stored k×r and read transposed
+				}
+				if tr[1] {
+					b = mat.DenseCopyOf(b.T()).T()
+				}
+				want := mat.NewDense(r, c, nil)
+				want.Mul(a, b)
+				sameBitsOnProcs(t, "product", func() (*mat.Dense, error) {
+					got := mat.NewDense(r, c, nil)
+					MulTo(got, a, b)
+					if !mat.EqualApprox(got, want, 1e-11*float64(k)) {
+						t.Fatalf("MulTo differs from Mul by more than 1e-11·k")
+					}
+					return got, nil
+				})
+			})
+		}
+	}
+}
+
+// TestTriangularRecursion checks the recursive triangular solves and
+// multiplies (all four of L, Lᵀ, L⁻¹, L⁻ᵀ) against a dense reference, at
+// orders that recurse once, several times and unevenly, and on a badly
+// conditioned factor.
+func TestTriangularRecursion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 4))
+	for _, n := range []int{triBase, triBase + 1, 2*triBase + 45, 517} {
+		for _, diag := range []float64{1, 1e-3} {
+			l := mat.NewDense(n, n, nil)
+			for i := 0; i < n; i++ {
+				for j := 0; j < i; j++ {
+					l.Set(i, j, 0.3*rng.NormFloat64()/float64(n))
+				}
+				l.Set(i, i, diag+rng.Float64())
+			}
+			b := randDense(rng, n, 150)
+			check := func(name string, got *mat.Dense, want mat.Matrix, tol float64) {
+				t.Helper()
+				if !mat.EqualApprox(got, want, tol) {
+					t.Errorf("n=%d diag=%g: %s differs from the dense reference by more than %g", n, diag, name, tol)
+				}
+			}
+			lb := mat.NewDense(n, 150, nil)
+			lb.Mul(l, b)
+			check("L·B", MulLower(l, b), lb, 1e-12)
+			ltb := mat.NewDense(n, 150, nil)
+			ltb.Mul(l.T(), b)
+			check("Lᵀ·B", MulLowerT(l, b), ltb, 1e-12)
+			// L⁻¹(L·B) = B and L⁻ᵀ(Lᵀ·B) = B, to the conditioning of L.
+			tol := 1e-10 / diag
+			check("L⁻¹(L·B)", SolveLower(l, lb), b, tol)
+			check("L⁻ᵀ(Lᵀ·B)", SolveLowerT(l, ltb), b, tol)
+		}
+	}
+}
