@@ -1,9 +1,12 @@
 package figures
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
+
+	"sgplab/results"
 )
 
 const claimFormConfig = `
@@ -122,6 +125,266 @@ func TestDeclarativeClaimErrors(t *testing.T) {
 		_, err := ParseReport("bad.toml", head+c.body)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want it to mention %q", c.body, err, c.want)
+		}
+	}
+}
+
+// claimConstructsConfig exercises ranges, metric and derived-parameter
+// filters, per over run columns with having and count, at_min/at_max,
+// paired and nested comparisons, on the fixture and grid "pairs" below.
+const claimConstructsConfig = `
+name = "demo"
+[[grid]]
+name = "uci"
+[[grid]]
+name = "fig3"
+[[grid]]
+name = "sweep"
+[[grid]]
+name = "pairs"
+
+[[report.derive]]
+name = "x_double_rmse"
+query = "SELECT run_id, 2 * value FROM metrics WHERE name = 'rmse'"
+[[report.derive]]
+name = "m_tenths"
+as = "param"
+digits = 2
+query = "SELECT run_id, num / 10.0 + 1e-4 FROM run_params WHERE name = 'num_inducing'"
+
+[[claim]]
+text = "range on a parameter"
+metric = "elbo"
+aggregate = "min"
+where = { grid = "fig3", method = "vof", dataset = "gp-sample", num_inducing = ">= 40" }
+expect = "< 0"
+
+[[claim]]
+text = "closed range, count"
+aggregate = "count"
+where = { grid = "fig3", method = "vof", dataset = "gp-sample", num_inducing = "in [10, 20]" }
+expect = "> 0"
+
+[[claim]]
+text = "value ± tolerance, and a list of ranges"
+metric = "rmse"
+where = { grid = "sweep", method = "sgpr", num_inducing = 64, lengthscale = ["= 0.3 ± 0.01", "≥ 0.5"] }
+expect = "> 0"
+
+[[claim]]
+text = "range on split"
+metric = "rmse"
+where = { grid = "uci", method = "sgpr", dataset = "concrete", split = "< 2" }
+expect = "> 0"
+
+[[claim]]
+text = "filter on a stored metric"
+metric = "elbo"
+aggregate = "min"
+where = { grid = "fig3", method = "vof", dataset = "gp-sample", "metric:rmse" = "< 0.2" }
+expect = "< 0"
+
+[[claim]]
+text = "filter on a derived metric"
+metric = "rmse"
+where = { grid = "uci", method = "sgpr", "metric:x_double_rmse" = "> 10" }
+expect = "> 0"
+
+[[claim]]
+text = "derived parameter: a number matches to its digits"
+metric = "elbo"
+where = { grid = "fig3", method = "vof", dataset = "gp-sample", m_tenths = 4 }
+expect = "< 0"
+
+[[claim]]
+text = "derived parameter: a range on its unrounded value"
+aggregate = "count"
+where = { grid = "fig3", method = "vof", dataset = "gp-sample", m_tenths = "< 2.5" }
+expect = "> 0"
+
+[[claim]]
+text = "per run column, count of groups with having"
+metric = "elbo"
+aggregate = "max"
+where = { grid = "fig3", dataset = "gp-sample" }
+per = ["method"]
+across = "count"
+having = "> -1015"
+expect = "= 1"
+
+[[claim]]
+text = "count of groups, none ran: no data"
+metric = "elbo"
+where = { grid = "fig3", dataset = "absent" }
+per = ["method"]
+across = "count"
+expect = "= 0"
+
+[[claim]]
+text = "at the smallest per value (numeric order)"
+metric = "rmse"
+where = { grid = "sweep", method = "sgpr", lengthscale = 0.3 }
+per = ["num_inducing"]
+across = "at_min"
+expect = "> 0"
+
+[[claim]]
+text = "at the largest per value"
+metric = "rmse"
+where = { grid = "sweep", method = "sgpr", lengthscale = 0.3 }
+per = ["num_inducing"]
+across = "at_max"
+expect = "> 0"
+
+[[claim]]
+text = "paired difference within each M, median over M"
+metric = "elbo"
+where = { grid = "fig3", dataset = "gp-sample" }
+per = ["num_inducing"]
+paired = true
+across = "median"
+difference = [{ method = "vof" }, { method = "sgpr" }]
+expect = "< 0"
+
+[[claim]]
+text = "paired ratio on differently named keys; unmatched groups drop out"
+metric = "x_gap"
+where = { grid = "pairs" }
+paired = true
+across = "max"
+ratio = [{ method = "vff", per = ["frequencies"] }, { method = "iff", per = ["freqs_per_dim"] }]
+expect = "> 0"
+
+[[claim]]
+text = "nested: a ratio of two differences"
+metric = "rmse"
+where = { grid = "uci", dataset = "concrete" }
+ratio = [
+  { difference = [{ method = "svgp" }, { method = "sgpr" }] },
+  { difference = [{ method = "vff" }, { method = "sgpr" }] },
+]
+expect = "< 0"
+
+[[claim]]
+text = "a ratio of two counts is a fraction"
+aggregate = "count"
+where = { grid = "uci", dataset = "concrete" }
+ratio = [{ method = "sgpr" }, {}]
+expect = "in [0, 1]"
+
+[[claim]]
+text = "having filters the groups before the reduction"
+metric = "elbo"
+where = { grid = "fig3", method = "vof", dataset = "gp-sample" }
+per = ["num_inducing"]
+across = "min"
+having = "> -1100"
+expect = "< 0"
+`
+
+func TestDeclarativeClaimConstructs(t *testing.T) {
+	spec, err := ParseReport("claims.toml", claimConstructsConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fixtureStore(t)
+	// Grid "pairs": IFF's gap 1/F at F = 2, 4; VFF's 1/F at F = 2 and 1 at
+	// F = 4 and 8 (F = 8 has no IFF partner): ratios 1 and 4.
+	gaps := []struct {
+		method, key string
+		f           int
+		gap         float64
+	}{{"iff", "freqs_per_dim", 2, 0.5}, {"iff", "freqs_per_dim", 4, 0.25},
+		{"vff", "frequencies", 2, 0.5}, {"vff", "frequencies", 4, 1}, {"vff", "frequencies", 8, 100}}
+	for i, g := range gaps {
+		r := results.Run{ID: fmt.Sprintf("pair-%d", i), Grid: "pairs", Method: g.method, Dataset: "d", Profile: "full",
+			Status: results.StatusDone, Params: []results.Param{{Name: g.key, Value: fmt.Sprint(g.f)}}}
+		if err := st.SaveRun(r, []results.Metric{{Name: "x_gap", Value: g.gap}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elbo := func(method string, M, split int) float64 {
+		gap := 100 / float64(M)
+		if method == "vof" {
+			gap *= 1.5
+		}
+		return -1000 - gap*10 + float64(split)
+	}
+	meanSplits := func(f func(int) float64) float64 { return (f(0) + f(1) + f(2)) / 3 }
+	sweep := func(M int, l float64) float64 { return 0.1 + 1/float64(M) + math.Abs(math.Log(l/0.3))*0.1 }
+	concrete := func(m string) float64 {
+		return meanSplits(func(s int) float64 { return rmseOf(m, "concrete", s) })
+	}
+	want := []float64{
+		elbo("vof", 40, 0), // smallest ELBO among M ≥ 40
+		6,                  // M ∈ {10, 20} × 3 splits
+		(sweep(64, 0.3) + sweep(64, 1) + sweep(64, 3)) / 3,
+		(rmseOf("sgpr", "concrete", 0) + rmseOf("sgpr", "concrete", 1)) / 2,
+		elbo("vof", 40, 0), // RMSE < 0.2 only at M = 40 and 80
+		// 2·RMSE > 10 only on concrete, strictly: split 0 (2·5.0 = 10) drops out.
+		(rmseOf("sgpr", "concrete", 1) + rmseOf("sgpr", "concrete", 2)) / 2,
+		meanSplits(func(s int) float64 { return elbo("vof", 40, s) }),
+		6, // M/10 ≤ 2: M ∈ {10, 20}
+		1, // max ELBO per method: SGPR −1010.5 passes, VOF −1016.75 does not
+		math.NaN(),
+		sweep(8, 0.3), // numeric order: 8 before 16 (text order would pick 16)
+		sweep(64, 0.3),
+		// ELBO(VOF) − ELBO(SGPR) = −500/M at M = 10, 20, 40, 80.
+		(-500.0/20 - 500.0/40) / 2,
+		4,
+		(concrete("svgp") - concrete("sgpr")) / (concrete("vff") - concrete("sgpr")),
+		1.0 / 3,
+		meanSplits(func(s int) float64 { return elbo("vof", 20, s) }), // M = 10 (mean −1149) is dropped
+	}
+	if len(want) != len(spec.Claims) {
+		t.Fatalf("%d claims, %d expected values", len(spec.Claims), len(want))
+	}
+	for i, c := range spec.Claims {
+		r := evalClaim(c, st, "full", false)
+		if math.IsNaN(want[i]) {
+			if r.Verdict != NoData {
+				t.Errorf("claim %q: verdict %s (%v), want no data\n%s", c.Text, r.Verdict, r.Value, c.Query)
+			}
+			continue
+		}
+		if r.Verdict == NoData || r.Verdict == QueryError {
+			t.Errorf("claim %q: verdict %s (%s)\n%s", c.Text, r.Verdict, r.Detail, c.Query)
+			continue
+		}
+		if math.Abs(r.Value-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
+			t.Errorf("claim %q = %.15g, want %.15g\n%s", c.Text, r.Value, want[i], c.Query)
+		}
+	}
+}
+
+func TestDeclarativeClaimConstructErrors(t *testing.T) {
+	head := "name = \"demo\"\n[[grid]]\nname = \"uci\"\n" +
+		"[[report.derive]]\nname = \"x_log_rmse\"\ntransform = \"log10\"\nquery = \"SELECT run_id, value FROM metrics WHERE name = 'rmse'\"\n" +
+		"[[report.derive]]\nname = \"w\"\nas = \"param\"\nquery = \"SELECT run_id, num FROM run_params WHERE name = 'width'\"\n" +
+		"[[claim]]\ntext = \"x\"\nexpect = \"> 0\"\n"
+	const claimLine = "bad.toml:12:" // the [[claim]] header
+	cases := []struct{ body, want string }{
+		{"metric = \"rmse\"\nwhere = { num_inducing = \"<= abc\" }", "filter num_inducing: cannot read range \"<= abc\""},
+		{"metric = \"rmse\"\nwhere = { grid = \"<= 3\" }", "filter grid: want names"},
+		{"metric = \"rmse\"\nwhere = { split = \"a\" }", "filter split: want integers or a range"},
+		{"metric = \"rmse\"\nwhere = { \"metric:nlpd\" = \"low\" }", "filter metric:nlpd: want a range"},
+		{"metric = \"rmse\"\nhaving = \"< 1\"", "having = \"< 1\" filters the groups of per"},
+		{"metric = \"rmse\"\nper = [\"m\"]\nhaving = \"small\"", "having: cannot read expect"},
+		{"metric = \"rmse\"\nper = [\"m\"]\nacross = \"first\"", "mean, median, min, max, sum, count, at_min, at_max"},
+		{"metric = \"rmse\"\nper = [\"m\"]\npaired = true", "give ratio or difference"},
+		{"metric = \"rmse\"\npaired = true\nratio = [{ per = [\"a\"] }, { per = [\"a\", \"b\"] }]", "as many on each (got 1 and 2)"},
+		{"metric = \"rmse\"\npaired = true\nper = [\"a\"]\nratio = [{ ratio = [{}, {}] }, {}]", "selection 1: a paired side is one selection"},
+		{"metric = \"x_log_rmse\"", "transform = \"log10\""},
+		{"metric = \"rmse\"\nwhere = { \"metric:x_log_rmse\" = \"> 0\" }", "transform = \"log10\""},
+		{"metric = \"rmse\"\nper = [\"w\"]", "per: \"w\" is a derived parameter"},
+		{"metric = \"rmse\"\nratio = [{ difference = [{}] }, {}]", "selection 1: ratio and difference take two selections"},
+		{"metric = \"rmse\"\nratio = [{ ratio = 3 }, {}]", "ratio: want two selections"},
+		{"metric = \"rmse\"\nratio = [{ paired = \"yes\" }, {}]", "paired must be true or false"},
+	}
+	for _, c := range cases {
+		_, err := ParseReport("bad.toml", head+c.body)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), claimLine) {
+			t.Errorf("%q: error %v, want %s… mentioning %q", c.body, err, claimLine, c.want)
 		}
 	}
 }
