@@ -52,6 +52,21 @@ import (
 // the sides — and across reduces these comparisons ("median over M of VFF's
 // gap ÷ IFF's at the same number of frequencies").
 //
+// reach compares the two sides at a level of quality both attain, as in
+// "SGPR ÷ IFF training time to reach the same gap":
+//
+//	metric = "train_seconds"
+//	aggregate = "median"                            # per configuration
+//	per = ["freqs_per_dim", "num_inducing"]
+//	reach = { metric = "x_gap_per_n", times = 1.5 }  # or plus = 0.02
+//	ratio = [{ method = "sgpr" }, { method = "iff" }]
+//
+// Each side's groups (configurations) get their aggregate of metric and their
+// reach.aggregate (default mean) of reach.metric, lower being better; the
+// level is the larger of the two sides' smallest such values, times times
+// plus plus; each side's number is the smallest (across = "min", the
+// default, or "max") metric among its groups at or below the level.
+//
 // Only finished runs of the report's profile are seen. The claim compiles to
 // one SQL query (written to claims.sql beside index.md); query = "..."
 // remains for what this form cannot say.
@@ -74,6 +89,7 @@ type claimSelection struct {
 	across    string
 	having    string // condition on each group's value
 	paired    bool   // combine the sides within each group of per
+	reach     *claimReach
 	filters   map[string]any
 
 	op    string // "" (a leaf), " / " or " - "
@@ -83,7 +99,7 @@ type claimSelection struct {
 // declarative reports whether the claim uses the declarative form.
 func (c *ClaimSpec) declarative() bool {
 	return c.Metric != "" || c.Aggregate != "" || len(c.Where) > 0 || len(c.Ratio) > 0 || len(c.Difference) > 0 ||
-		len(c.Per) > 0 || c.Across != "" || c.Having != "" || c.Paired
+		len(c.Per) > 0 || c.Across != "" || c.Having != "" || c.Paired || len(c.Reach) > 0
 }
 
 // claimDerived are a config's derived values as far as claims can use them.
@@ -115,6 +131,13 @@ func newClaimDerived(ds []DeriveSpec) claimDerived {
 func compileClaim(c ClaimSpec, experiment string, derived []DeriveSpec) (string, error) {
 	base := claimSelection{metric: c.Metric, aggregate: c.Aggregate, per: c.Per, across: c.Across,
 		having: c.Having, paired: c.Paired, filters: map[string]any{}}
+	if c.Reach != nil {
+		r, err := parseReach(c.Reach)
+		if err != nil {
+			return "", err
+		}
+		base.reach = r
+	}
 	for k, v := range c.Where {
 		base.filters[k] = v
 	}
@@ -160,13 +183,27 @@ func buildSelection(s claimSelection, ratio, difference []map[string]any) (claim
 	if s.paired && s.op == "" {
 		return s, fmt.Errorf("paired = true compares the two sides of a ratio or difference within each group; give ratio or difference")
 	}
+	if s.reach != nil && (s.op == "" || s.paired) {
+		return s, fmt.Errorf("reach compares the two sides of a ratio or difference at a level both reach; give ratio or difference (not paired)")
+	}
 	for i, side := range sides {
 		child, err := s.child(side)
 		if err != nil {
 			return s, fmt.Errorf("selection %d: %w", i+1, err)
 		}
-		if s.paired && child.op != "" {
-			return s, fmt.Errorf("selection %d: a paired side is one selection, not a ratio or difference", i+1)
+		if (s.paired || s.reach != nil) && child.op != "" {
+			return s, fmt.Errorf("selection %d: a paired or reach side is one selection, not a ratio or difference", i+1)
+		}
+		if s.reach != nil {
+			if len(child.per) == 0 {
+				return s, fmt.Errorf("selection %d: reach compares groups (configurations): give per = [keys]", i+1)
+			}
+			if child.across != "min" && child.across != "max" {
+				return s, fmt.Errorf("selection %d: with reach, across = %q must be min (the smallest value among the groups that reach the level, the default) or max", i+1, child.across)
+			}
+			if child.having != "" {
+				return s, fmt.Errorf("selection %d: reach sets which groups count; drop having", i+1)
+			}
 		}
 		s.sides = append(s.sides, child)
 	}
@@ -226,6 +263,16 @@ func (s claimSelection) child(side map[string]any) (claimSelection, error) {
 			default:
 				c.having = str
 			}
+		case "reach":
+			m, ok := v.(map[string]any)
+			if !ok {
+				return c, fmt.Errorf("reach: want { metric = \"NAME\", times = X or plus = X }, got %v", v)
+			}
+			r, err := parseReach(m)
+			if err != nil {
+				return c, err
+			}
+			c.reach = r
 		case "paired":
 			b, ok := v.(bool)
 			if !ok {
@@ -258,6 +305,9 @@ func (s claimSelection) child(side map[string]any) (claimSelection, error) {
 	}
 	if s.paired && c.paired {
 		return c, fmt.Errorf("a side of a paired comparison cannot itself be paired")
+	}
+	if s.reach != nil && c.across == "" && len(c.per) > 0 {
+		c.across = "min" // the fastest configuration that reaches the level
 	}
 	return buildSelection(c, ratio, difference)
 }
@@ -330,6 +380,9 @@ func (cc *claimCompiler) scalar(s claimSelection) (string, error) {
 		pairs := "SELECT " + combine("a.v", s.op, "b.v") + " AS v, a.grp AS grp, " + strings.Join(keys, ", ") +
 			" FROM (" + a + ") a JOIN (" + b + ") b ON a.grp = b.grp"
 		return acrossSQL(pairs, s.across, s.having, len(s.sides[0].per))
+	}
+	if s.reach != nil {
+		return cc.reachSQL(s)
 	}
 	a, err := cc.scalar(s.sides[0])
 	if err != nil {
@@ -432,6 +485,93 @@ func (cc *claimCompiler) groups(s claimSelection) (string, error) {
 		return "SELECT COUNT(*) AS v, grp, " + out + " FROM (" + grouped + ") GROUP BY grp", nil
 	}
 	return "SELECT " + sqlAgg[s.aggregate] + "(v) AS v, grp, " + out + " FROM (" + grouped + ") GROUP BY grp", nil
+}
+
+// claimReach compares two sides at a level both reach ("time to reach the
+// same gap"): a group counts when its aggregate of metric is at most the
+// larger of the two sides' smallest group values, times times plus plus
+// (lower is better: a gap, an NLPD).
+type claimReach struct {
+	metric, aggregate string
+	times, plus       float64
+}
+
+var reachKeys = []string{"aggregate", "metric", "plus", "times"}
+
+func parseReach(m map[string]any) (*claimReach, error) {
+	r := &claimReach{aggregate: "mean", times: 1}
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		switch k {
+		case "metric", "aggregate":
+			str, ok := v.(string)
+			if !ok || str == "" {
+				return nil, fmt.Errorf("reach.%s must be a name, got %v", k, v)
+			}
+			if k == "metric" {
+				r.metric = str
+			} else {
+				r.aggregate = str
+			}
+		case "times", "plus":
+			var x float64
+			switch y := v.(type) {
+			case int64:
+				x = float64(y)
+			case float64:
+				x = y
+			default:
+				return nil, fmt.Errorf("reach.%s must be a number, got %v", k, v)
+			}
+			if k == "times" {
+				r.times = x
+			} else {
+				r.plus = x
+			}
+		default:
+			return nil, fmt.Errorf("reach: unknown key %q; valid: %s", k, strings.Join(reachKeys, ", "))
+		}
+	}
+	switch {
+	case r.metric == "":
+		return nil, fmt.Errorf("reach needs metric = \"NAME\": the quality both sides must reach")
+	case !contains(claimAggregates, r.aggregate) || r.aggregate == "count":
+		return nil, fmt.Errorf("reach.aggregate %q is not one of: mean, median, min, max, sum", r.aggregate)
+	case !(r.times > 0) || math.IsInf(r.times, 0) || math.IsNaN(r.plus) || math.IsInf(r.plus, 0):
+		return nil, fmt.Errorf("reach: times must be positive and plus finite, got times = %v, plus = %v", r.times, r.plus)
+	}
+	return r, nil
+}
+
+// reachSQL is the value of a node with reach: per side the best group value
+// (across) among the groups whose reach metric is at most the level.
+func (cc *claimCompiler) reachSQL(s claimSelection) (string, error) {
+	var sides [2]string
+	for i, side := range s.sides {
+		main, err := cc.groups(side)
+		if err != nil {
+			return "", err
+		}
+		q := side
+		q.metric, q.aggregate = s.reach.metric, s.reach.aggregate
+		quality, err := cc.groups(q)
+		if err != nil {
+			return "", err
+		}
+		sides[i] = "SELECT a.v AS v, b.v AS q FROM (" + main + ") a JOIN (" + quality + ") b ON a.grp = b.grp"
+	}
+	level := "(SELECT MAX(best) FROM (SELECT MIN(q) AS best FROM (" + sides[0] + ") UNION ALL SELECT MIN(q) FROM (" + sides[1] + ")))"
+	if s.reach.times != 1 {
+		level = sqlFloat(s.reach.times) + " * " + level
+	}
+	if s.reach.plus != 0 {
+		level += " + " + sqlFloat(s.reach.plus)
+	}
+	var vals [2]string
+	for i, side := range s.sides {
+		vals[i] = "(SELECT " + sqlAgg[side.across] + "(v) FROM (" + sides[i] + ") WHERE q <= " + level + ")"
+	}
+	return "(" + combine(vals[0], s.op, vals[1]) + ")", nil
 }
 
 // acrossSQL reduces the groups of query g (columns v, grp, n_i, s_i for

@@ -190,6 +190,7 @@ type ClaimSpec struct {
 	Across     string           `toml:"across"`
 	Having     string           `toml:"having"`
 	Paired     bool             `toml:"paired"`
+	Reach      map[string]any   `toml:"reach"`
 	Where      map[string]any   `toml:"where"`
 	Ratio      []map[string]any `toml:"ratio"`
 	Difference []map[string]any `toml:"difference"`
