@@ -35,7 +35,9 @@ import (
 //	where = { eps_w = "= 0.95 ± 0.01", split = "in [0, 2]" }
 //
 // A number matches a stored parameter to 1e-9 relative and a derived one to
-// the derivation's digits. A side may set its own metric, aggregate, per,
+// the derivation's digits. A range compares the parameter's numeric value;
+// a list-valued parameter (eps = [0.007]) has none, so derive a number from
+// it (SQL in [[report.derive]]) and filter on that. A side may set its own metric, aggregate, per,
 // across and filters, and may itself be a ratio or difference of two
 // selections (ratio = [{ difference = [A, B] }, { difference = [A, C] }]).
 //
@@ -63,9 +65,11 @@ import (
 //
 // Each side's groups (configurations) get their aggregate of metric and their
 // reach.aggregate (default mean) of reach.metric, lower being better; the
-// level is the larger of the two sides' smallest such values, times times
-// plus plus; each side's number is the smallest (across = "min", the
-// default, or "max") metric among its groups at or below the level.
+// level is the larger of the two sides' smallest such values, × times (or
+// + plus); each side's number is the smallest (across = "min", the default,
+// or "max") metric among its groups at or below the level. Groups of single
+// runs (per = [..., "split", "seed"]) compare runs rather than
+// configurations.
 //
 // Only finished runs of the report's profile are seen. The claim compiles to
 // one SQL query (written to claims.sql beside index.md); query = "..."
@@ -99,7 +103,7 @@ type claimSelection struct {
 // declarative reports whether the claim uses the declarative form.
 func (c *ClaimSpec) declarative() bool {
 	return c.Metric != "" || c.Aggregate != "" || len(c.Where) > 0 || len(c.Ratio) > 0 || len(c.Difference) > 0 ||
-		len(c.Per) > 0 || c.Across != "" || c.Having != "" || c.Paired || len(c.Reach) > 0
+		len(c.Per) > 0 || c.Across != "" || c.Having != "" || c.Paired || c.Reach != nil
 }
 
 // claimDerived are a config's derived values as far as claims can use them.
