@@ -307,8 +307,8 @@ func (s claimSelection) child(side map[string]any) (claimSelection, error) {
 			c.filters[k] = v
 		}
 	}
-	if s.paired && c.paired {
-		return c, fmt.Errorf("a side of a paired comparison cannot itself be paired")
+	if s.paired && (c.paired || c.across != "" || c.having != "") {
+		return c, fmt.Errorf("in a paired comparison across and having belong to the pair, not to a side, and a side cannot itself be paired")
 	}
 	if s.reach != nil && c.across == "" && len(c.per) > 0 {
 		c.across = "min" // the fastest configuration that reaches the level

@@ -407,6 +407,7 @@ func TestDeclarativeClaimConstructErrors(t *testing.T) {
 		{"metric = \"rmse\"\nratio = [{ ratio = 3 }, {}]", "ratio: want two selections"},
 		{"metric = \"rmse\"\nratio = [{ paired = \"yes\" }, {}]", "paired must be true or false"},
 		{"metric = \"t\"\nper = [\"m\"]\nreach = { metric = \"rmse\" }", "reach compares the two sides"},
+		{"metric = \"t\"\nper = [\"m\"]\npaired = true\nratio = [{ across = \"min\" }, {}]", "selection 1: in a paired comparison across and having belong to the pair"},
 		{"metric = \"t\"\nper = [\"m\"]\nreach = { metric = \"rmse\", factor = 2 }\nratio = [{}, {}]", "reach: unknown key \"factor\"; valid: aggregate, metric, plus, times"},
 		{"metric = \"t\"\nper = [\"m\"]\nreach = { plus = 1 }\nratio = [{}, {}]", "reach needs metric"},
 		{"metric = \"t\"\nper = [\"m\"]\nreach = { metric = \"rmse\", times = -1 }\nratio = [{}, {}]", "times must be positive"},
