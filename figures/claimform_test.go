@@ -3,6 +3,7 @@ package figures
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -419,6 +420,39 @@ func TestDeclarativeClaimConstructErrors(t *testing.T) {
 		_, err := ParseReport("bad.toml", head+c.body)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), claimLine) {
 			t.Errorf("%q: error %v, want %s… mentioning %q", c.body, err, claimLine, c.want)
+		}
+	}
+}
+
+// Every claim and derived value of the paper configs is valid SQL: on an
+// empty database each claim has no data rather than a query error (a
+// compiled claim's SQL is otherwise only run by a report).
+func TestPaperConfigClaimsCompile(t *testing.T) {
+	paths, err := filepath.Glob("../paper_configs/*.toml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no paper configs: %v", err)
+	}
+	st, err := results.Open(filepath.Join(t.TempDir(), "empty.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, p := range paths {
+		spec, err := LoadReport(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range spec.Report.Derive {
+			if _, _, err := st.Query(scopedQuery(d.Query, "quick", false)); err != nil {
+				t.Errorf("%s: derived %s: %v", filepath.Base(p), d.Name, err)
+			}
+		}
+		for i, c := range spec.Claims {
+			for _, profile := range []string{"quick", "full"} {
+				if r := evalClaim(c, st, profile, false); r.Verdict == QueryError {
+					t.Errorf("%s: claim %d (%s profile): %s\n%s", filepath.Base(p), i+1, profile, r.Detail, c.Query)
+				}
+			}
 		}
 	}
 }
