@@ -705,8 +705,23 @@ func (cc *claimCompiler) filter(key string, v any) (string, error) {
 		return "", fmt.Errorf("filter %s: derived with transform = %q in Go, so a claim cannot filter on it", key, t)
 	}
 	if d := cc.derived.params[name]; d != nil {
-		return cc.derivedParamFilter(key, d, vals)
+		cte := "dparam_" + sqlIdent(d.Name)
+		cc.ctes[cte] = d.Query
+		digits := d.Digits
+		if digits == 0 {
+			digits = 3
+		}
+		return valueFilter(key, vals, cte+" f WHERE f.run_id = r.id", "f.value", "f.value",
+			func(x float64) float64 { return digitsTol(x, digits) })
 	}
+	return valueFilter(key, vals, "run_params p WHERE p.run_id = r.id AND p.name = "+sqlQuote(name), "p.num", "p.value", relTol)
+}
+
+// valueFilter keeps the runs with a row in src (FROM … WHERE …, rows of run
+// r) whose value is in one of the ranges or matches one of the values
+// (numbers within tol, in column num; text in column text); "" keeps the
+// runs without a row.
+func valueFilter(key string, vals []any, src, num, text string, tol func(float64) float64) (string, error) {
 	var alts []string
 	absent := false
 	for _, x := range vals {
@@ -715,7 +730,7 @@ func (cc *claimCompiler) filter(key string, v any) (string, error) {
 			return "", err
 		}
 		if isRange {
-			alts = append(alts, e.sql("p.num"))
+			alts = append(alts, e.sql(num))
 			continue
 		}
 		switch y := x.(type) {
@@ -724,24 +739,23 @@ func (cc *claimCompiler) filter(key string, v any) (string, error) {
 				absent = true
 				continue
 			}
-			alts = append(alts, "p.value = "+sqlQuote(y))
+			alts = append(alts, text+" = "+sqlQuote(y))
 		case bool:
-			alts = append(alts, "p.value = "+sqlQuote(strconv.FormatBool(y)))
+			alts = append(alts, text+" = "+sqlQuote(strconv.FormatBool(y)))
 		case int64:
-			alts = append(alts, numMatch("p.num", float64(y), relTol(float64(y))))
+			alts = append(alts, numMatch(num, float64(y), tol(float64(y))))
 		case float64:
-			alts = append(alts, numMatch("p.num", y, relTol(y)))
+			alts = append(alts, numMatch(num, y, tol(y)))
 		default:
-			return "", fmt.Errorf("filter %s: %v (%T) is not a string, boolean or number", key, x, x)
+			return "", fmt.Errorf("filter %s: %v (%T) is not a string, boolean, number or range", key, x, x)
 		}
 	}
 	var conds []string
 	if len(alts) > 0 {
-		conds = append(conds, "EXISTS (SELECT 1 FROM run_params p WHERE p.run_id = r.id AND p.name = "+
-			sqlQuote(name)+" AND ("+strings.Join(alts, " OR ")+"))")
+		conds = append(conds, "EXISTS (SELECT 1 FROM "+src+" AND ("+strings.Join(alts, " OR ")+"))")
 	}
 	if absent {
-		conds = append(conds, "NOT EXISTS (SELECT 1 FROM run_params p WHERE p.run_id = r.id AND p.name = "+sqlQuote(name)+")")
+		conds = append(conds, "NOT EXISTS (SELECT 1 FROM "+src+")")
 	}
 	return "(" + strings.Join(conds, " OR ") + ")", nil
 }
@@ -782,51 +796,6 @@ func (cc *claimCompiler) metricFilter(key, name string, vals []any) (string, err
 		src = cte + " f WHERE f.run_id = r.id"
 	}
 	return "EXISTS (SELECT 1 FROM " + src + " AND (" + strings.Join(alts, " OR ") + "))", nil
-}
-
-// derivedParamFilter filters on a parameter computed by a [[report.derive]]
-// query: a number matches what rounds to it at the derivation's digits.
-func (cc *claimCompiler) derivedParamFilter(key string, d *DeriveSpec, vals []any) (string, error) {
-	cte := "dparam_" + sqlIdent(d.Name)
-	cc.ctes[cte] = d.Query
-	digits := d.Digits
-	if digits == 0 {
-		digits = 3
-	}
-	var alts []string
-	absent := false
-	for _, x := range vals {
-		e, isRange, err := rangeOf(key, x)
-		if err != nil {
-			return "", err
-		}
-		if isRange {
-			alts = append(alts, e.sql("f.value"))
-			continue
-		}
-		switch y := x.(type) {
-		case string:
-			if y == "" {
-				absent = true
-				continue
-			}
-			alts = append(alts, "f.value = "+sqlQuote(y))
-		case int64:
-			alts = append(alts, numMatch("f.value", float64(y), digitsTol(float64(y), digits)))
-		case float64:
-			alts = append(alts, numMatch("f.value", y, digitsTol(y, digits)))
-		default:
-			return "", fmt.Errorf("filter %s: %v (%T) is not a string, number or range", key, x, x)
-		}
-	}
-	var conds []string
-	if len(alts) > 0 {
-		conds = append(conds, "EXISTS (SELECT 1 FROM "+cte+" f WHERE f.run_id = r.id AND ("+strings.Join(alts, " OR ")+"))")
-	}
-	if absent {
-		conds = append(conds, "NOT EXISTS (SELECT 1 FROM "+cte+" f WHERE f.run_id = r.id)")
-	}
-	return "(" + strings.Join(conds, " OR ") + ")", nil
 }
 
 // relTol is the tolerance of a number written in a filter, so that 0.95
