@@ -27,7 +27,9 @@ type DeriveSpec struct {
 	// As is "metric" (default: usable as metric:NAME on figure axes, in
 	// tables and in filters) or "param" (a category, usable as param:NAME,
 	// e.g. a heatmap axis; the value is formatted with Digits significant
-	// digits; a text value is used as is).
+	// digits; a text value is used as is). Without a Transform, a claim can
+	// use either: as its metric, or in where (a derived parameter is
+	// compared by its unrounded value; a number matches to Digits digits).
 	As     string `toml:"as"`
 	Query  string `toml:"query"`
 	Digits int    `toml:"digits"` // significant digits of a derived parameter; default 3

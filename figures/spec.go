@@ -180,12 +180,17 @@ type ClaimSpec struct {
 	// Query is SQL returning one number; {profile} is replaced by the quoted
 	// profile name of the report. Or the declarative form below (see
 	// claimform.go): Metric, Aggregate and Where select runs and reduce one
-	// metric to a number; Ratio or Difference compare two such selections.
+	// metric to a number; Per, Across and Having reduce within and across
+	// groups of runs; Ratio or Difference compare two such selections,
+	// within each group when Paired.
 	Query      string           `toml:"query"`
 	Metric     string           `toml:"metric"`
 	Aggregate  string           `toml:"aggregate"`
 	Per        []string         `toml:"per"`
 	Across     string           `toml:"across"`
+	Having     string           `toml:"having"`
+	Paired     bool             `toml:"paired"`
+	Reach      map[string]any   `toml:"reach"`
 	Where      map[string]any   `toml:"where"`
 	Ratio      []map[string]any `toml:"ratio"`
 	Difference []map[string]any `toml:"difference"`
@@ -303,7 +308,11 @@ func sectionHeader(s string) string {
 func isMapKey(t reflect.Type, key string) bool {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if f.Tag.Get("toml") == key && f.Type.Kind() == reflect.Map {
+		if f.Tag.Get("toml") != key {
+			continue
+		}
+		// A map, or a list of maps (a claim's ratio = [{ … }, { … }]).
+		if k := f.Type.Kind(); k == reflect.Map || k == reflect.Slice && f.Type.Elem().Kind() == reflect.Map {
 			return true
 		}
 	}
@@ -611,9 +620,9 @@ func (s *ReportSpec) validate(loc *locator) []error {
 		}
 		switch {
 		case c.declarative() && strings.TrimSpace(c.Query) != "":
-			bad(p+".query", "give query (SQL) or the declarative keys metric/where/ratio/difference, not both")
+			bad(p+".query", "give query (SQL) or the declarative keys metric/where/per/ratio/difference, not both")
 		case c.declarative():
-			sql, err := compileClaim(*c, s.Name, derivedMetricQueries(s.Report.Derive))
+			sql, err := compileClaim(*c, s.Name, s.Report.Derive)
 			if err != nil {
 				bad(p, "%v", err)
 			}
