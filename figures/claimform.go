@@ -52,7 +52,9 @@ import (
 // sides of a ratio or difference are compared within each group — groups
 // matched by the values of their per keys, which may differ in name between
 // the sides — and across reduces these comparisons ("median over M of VFF's
-// gap ÷ IFF's at the same number of frequencies").
+// gap ÷ IFF's at the same number of frequencies"). min_groups = N gives no
+// data until there are at least N groups (pairs, when paired), counted
+// before having: "VISH beats A-VFF on all 5 datasets" is not judged on 3.
 //
 // reach compares the two sides at a level of quality both attain, as in
 // "SGPR ÷ IFF training time to reach the same gap":
@@ -93,6 +95,7 @@ type claimSelection struct {
 	across    string
 	having    string // condition on each group's value
 	paired    bool   // combine the sides within each group of per
+	minGroups int    // no data with fewer groups than this
 	reach     *claimReach
 	filters   map[string]any
 
@@ -103,7 +106,7 @@ type claimSelection struct {
 // declarative reports whether the claim uses the declarative form.
 func (c *ClaimSpec) declarative() bool {
 	return c.Metric != "" || c.Aggregate != "" || len(c.Where) > 0 || len(c.Ratio) > 0 || len(c.Difference) > 0 ||
-		len(c.Per) > 0 || c.Across != "" || c.Having != "" || c.Paired || c.Reach != nil
+		len(c.Per) > 0 || c.Across != "" || c.Having != "" || c.Paired || c.Reach != nil || c.MinGroups != 0
 }
 
 // claimDerived are a config's derived values as far as claims can use them.
@@ -134,7 +137,7 @@ func newClaimDerived(ds []DeriveSpec) claimDerived {
 // experiment/NAME).
 func compileClaim(c ClaimSpec, experiment string, derived []DeriveSpec) (string, error) {
 	base := claimSelection{metric: c.Metric, aggregate: c.Aggregate, per: c.Per, across: c.Across,
-		having: c.Having, paired: c.Paired, filters: map[string]any{}}
+		having: c.Having, paired: c.Paired, minGroups: c.MinGroups, filters: map[string]any{}}
 	if c.Reach != nil {
 		r, err := parseReach(c.Reach)
 		if err != nil {
@@ -228,9 +231,9 @@ func buildSelection(s claimSelection, ratio, difference []map[string]any) (claim
 // keys, the rest of which are filters.
 func (s claimSelection) child(side map[string]any) (claimSelection, error) {
 	c := claimSelection{metric: s.metric, aggregate: s.aggregate, per: s.per, across: s.across, having: s.having,
-		filters: map[string]any{}}
+		minGroups: s.minGroups, filters: map[string]any{}}
 	if s.paired { // the group comparison and its reduction belong to the pair
-		c.across, c.having = "", ""
+		c.across, c.having, c.minGroups = "", "", 0
 	}
 	for k, v := range s.filters {
 		c.filters[k] = v
@@ -277,6 +280,12 @@ func (s claimSelection) child(side map[string]any) (claimSelection, error) {
 				return c, err
 			}
 			c.reach = r
+		case "min_groups":
+			n, ok := v.(int64)
+			if !ok {
+				return c, fmt.Errorf("min_groups must be an integer, got %v", v)
+			}
+			c.minGroups = int(n)
 		case "paired":
 			b, ok := v.(bool)
 			if !ok {
@@ -307,8 +316,8 @@ func (s claimSelection) child(side map[string]any) (claimSelection, error) {
 			c.filters[k] = v
 		}
 	}
-	if s.paired && (c.paired || c.across != "" || c.having != "") {
-		return c, fmt.Errorf("in a paired comparison across and having belong to the pair, not to a side, and a side cannot itself be paired")
+	if s.paired && (c.paired || c.across != "" || c.having != "" || c.minGroups != 0) {
+		return c, fmt.Errorf("in a paired comparison across, having and min_groups belong to the pair, not to a side, and a side cannot itself be paired")
 	}
 	if s.reach != nil && c.across == "" && len(c.per) > 0 {
 		c.across = "min" // the fastest configuration that reaches the level
@@ -332,12 +341,17 @@ func (s *claimSelection) checkLeaf() error {
 
 // checkAcross validates per, across and having of a leaf or a pair.
 func (s *claimSelection) checkAcross(pair bool) error {
+	if s.minGroups < 0 {
+		return fmt.Errorf("min_groups = %d: want a positive number of groups", s.minGroups)
+	}
 	if len(s.per) == 0 && !pair {
 		switch {
 		case s.across != "":
 			return fmt.Errorf("across = %q needs per = [parameters]", s.across)
 		case s.having != "":
 			return fmt.Errorf("having = %q filters the groups of per = [parameters]; give per", s.having)
+		case s.minGroups != 0:
+			return fmt.Errorf("min_groups = %d counts the groups of per = [parameters]; give per", s.minGroups)
 		}
 		return nil
 	}
@@ -383,7 +397,7 @@ func (cc *claimCompiler) scalar(s claimSelection) (string, error) {
 		}
 		pairs := "SELECT " + combine("a.v", s.op, "b.v") + " AS v, a.grp AS grp, " + strings.Join(keys, ", ") +
 			" FROM (" + a + ") a JOIN (" + b + ") b ON a.grp = b.grp"
-		return acrossSQL(pairs, s.across, s.having, len(s.sides[0].per))
+		return acrossSQL(pairs, s.across, s.having, len(s.sides[0].per), s.minGroups)
 	}
 	if s.reach != nil {
 		return cc.reachSQL(s)
@@ -414,7 +428,7 @@ func (cc *claimCompiler) leaf(s claimSelection) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return acrossSQL(g, s.across, s.having, len(s.per))
+		return acrossSQL(g, s.across, s.having, len(s.per), s.minGroups)
 	}
 	from, conds, val, err := cc.selectFrom(s)
 	if err != nil {
@@ -579,8 +593,17 @@ func (cc *claimCompiler) reachSQL(s claimSelection) (string, error) {
 }
 
 // acrossSQL reduces the groups of query g (columns v, grp, n_i, s_i for
-// nkeys keys) to one number.
-func acrossSQL(g, across, having string, nkeys int) (string, error) {
+// nkeys keys) to one number, NULL with fewer than minGroups groups.
+func acrossSQL(g, across, having string, nkeys, minGroups int) (string, error) {
+	v, err := acrossValue(g, across, having, nkeys)
+	if err != nil || minGroups <= 0 {
+		return v, err
+	}
+	return "(CASE WHEN (SELECT COUNT(*) FROM (" + g + ")) >= " + strconv.Itoa(minGroups) + " THEN " + v + " END)", nil
+}
+
+// acrossValue is acrossSQL without the count of groups.
+func acrossValue(g, across, having string, nkeys int) (string, error) {
 	cond := "1"
 	if having != "" {
 		e, err := parseExpect(having)

@@ -301,6 +301,37 @@ per = ["num_inducing"]
 across = "min"
 having = "> -1100"
 expect = "< 0"
+
+[[claim]]
+text = "paired count with enough pairs: VFF ÷ IFF > 2 at 1 of the 2 matched F"
+metric = "x_gap"
+where = { grid = "pairs" }
+paired = true
+across = "count"
+having = "> 2"
+min_groups = 2
+ratio = [{ method = "vff", per = ["frequencies"] }, { method = "iff", per = ["freqs_per_dim"] }]
+expect = "= 1"
+
+[[claim]]
+text = "too few pairs: no data rather than a count of 1"
+metric = "x_gap"
+where = { grid = "pairs" }
+paired = true
+across = "count"
+having = "> 2"
+min_groups = 3
+ratio = [{ method = "vff", per = ["frequencies"] }, { method = "iff", per = ["freqs_per_dim"] }]
+expect = "= 1"
+
+[[claim]]
+text = "min_groups on the groups of one selection: 3 values of F for VFF"
+metric = "x_gap"
+where = { grid = "pairs", method = "vff" }
+per = ["frequencies"]
+across = "max"
+min_groups = 3
+expect = "> 0"
 `
 
 func TestDeclarativeClaimConstructs(t *testing.T) {
@@ -362,6 +393,9 @@ func TestDeclarativeClaimConstructs(t *testing.T) {
 		4,
 		(0.01 * 1600 * 1.1) / (0.01 * 6400 * 1.1 / 4),
 		meanSplits(func(s int) float64 { return elbo("vof", 20, s) }), // M = 10 (mean −1149) is dropped
+		1,          // VFF ÷ IFF = 1 and 4 at F = 2 and 4; 2 pairs ≥ min_groups = 2
+		math.NaN(), // 2 pairs < min_groups = 3
+		100,        // VFF's gaps 0.5, 1, 100 at F = 2, 4, 8: 3 groups
 	}
 	if len(want) != len(spec.Claims) {
 		t.Fatalf("%d claims, %d expected values", len(spec.Claims), len(want))
@@ -408,7 +442,11 @@ func TestDeclarativeClaimConstructErrors(t *testing.T) {
 		{"metric = \"rmse\"\nratio = [{ ratio = 3 }, {}]", "ratio: want two selections"},
 		{"metric = \"rmse\"\nratio = [{ paired = \"yes\" }, {}]", "paired must be true or false"},
 		{"metric = \"t\"\nper = [\"m\"]\nreach = { metric = \"rmse\" }", "reach compares the two sides"},
-		{"metric = \"t\"\nper = [\"m\"]\npaired = true\nratio = [{ across = \"min\" }, {}]", "selection 1: in a paired comparison across and having belong to the pair"},
+		{"metric = \"t\"\nper = [\"m\"]\npaired = true\nratio = [{ across = \"min\" }, {}]", "selection 1: in a paired comparison across, having and min_groups belong to the pair"},
+		{"metric = \"t\"\nper = [\"m\"]\npaired = true\nratio = [{ min_groups = 2 }, {}]", "selection 1: in a paired comparison across, having and min_groups belong"},
+		{"metric = \"rmse\"\nmin_groups = 2", "min_groups = 2 counts the groups of per"},
+		{"metric = \"rmse\"\nper = [\"m\"]\nmin_groups = -1", "min_groups = -1: want a positive number"},
+		{"metric = \"rmse\"\nper = [\"m\"]\nratio = [{ min_groups = \"2\" }, {}]", "min_groups must be an integer"},
 		{"metric = \"t\"\nper = [\"m\"]\nreach = { metric = \"rmse\", factor = 2 }\nratio = [{}, {}]", "reach: unknown key \"factor\"; valid: aggregate, metric, plus, times"},
 		{"metric = \"t\"\nper = [\"m\"]\nreach = { plus = 1 }\nratio = [{}, {}]", "reach needs metric"},
 		{"metric = \"t\"\nper = [\"m\"]\nreach = { metric = \"rmse\", times = -1 }\nratio = [{}, {}]", "times must be positive"},

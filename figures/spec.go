@@ -190,6 +190,7 @@ type ClaimSpec struct {
 	Across     string           `toml:"across"`
 	Having     string           `toml:"having"`
 	Paired     bool             `toml:"paired"`
+	MinGroups  int              `toml:"min_groups"`
 	Reach      map[string]any   `toml:"reach"`
 	Where      map[string]any   `toml:"where"`
 	Ratio      []map[string]any `toml:"ratio"`
