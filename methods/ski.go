@@ -36,7 +36,7 @@ func init() {
 				{Name: "max_grid_points", Kind: Int, Default: 4000000, Doc: "refuse grids with more points in all (memory grows as M·(variance_rank + 4) floats)"},
 				{Name: "probes", Kind: Int, Default: 10, Doc: "probe vectors for the log-determinant and the gradient's trace terms"},
 				{Name: "lanczos_steps", Kind: Int, Default: 20, Doc: "CG/Lanczos steps of the log-determinant quadrature"},
-				{Name: "cg_tolerance", Kind: Float, Default: 1.0, Doc: "relative residual at which the training CG stops (after lanczos_steps iterations)"},
+				{Name: "cg_tolerance", Kind: Float, Default: 1.0, Doc: "mean relative residual over the batched training solve at which CG stops, after lanczos_steps iterations (GPyTorch's rule)"},
 				{Name: "max_cg_iterations", Kind: Int, Default: 1000, Doc: "CG iteration cap"},
 				{Name: "preconditioner_rank", Kind: Int, Default: 15, Doc: "rank of the pivoted-Cholesky preconditioner (0: none)"},
 				{Name: "predict_cg_tolerance", Kind: Float, Default: 0.01, Doc: "relative residual of the predictive-mean solve"},
