@@ -150,9 +150,26 @@ func (n *Node) accumulate(g *mat.Dense) {
 	}
 	if n.gradShared {
 		sum := n.tape.NewDenseNonZeroed(r, c)
-		sum.Add(n.grad, g)
+		addTo(sum, n.grad, g)
 		n.grad, n.gradShared = sum, false
 		return
 	}
-	n.grad.Add(n.grad, g)
+	addTo(n.grad, n.grad, g)
+}
+
+// addTo sets dst = a + b (all of one shape; dst may be a or b), by rows
+// on every core when large.
+func addTo(dst, a, b *mat.Dense) {
+	r, c := dst.Dims()
+	_, drow := rowsOf(dst)
+	_, arow := rowsOf(a)
+	_, brow := rowsOf(b)
+	byRows(r, c, func(i0, i1 int) {
+		for i := i0; i < i1; i++ {
+			d, bi := drow(i), brow(i)
+			for j, x := range arow(i) {
+				d[j] = x + bi[j]
+			}
+		}
+	})
 }

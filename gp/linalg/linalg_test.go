@@ -190,13 +190,24 @@ func ExampleCholeskyJitter() {
 // whose leading minors fail only in a late panel is still rejected.
 func TestCholeskyBlocked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	n := cholSplitMin + 2*cholRows + 3
-	a := randSPD(rng, n)
-	sameBitsOnProcs(t, "factor", func() (*mat.Dense, error) { return Cholesky(a) })
-	bad := mat.DenseCopyOf(a)
-	k := n - cholPanel/2 // inside the last panel
-	bad.Set(k, k, -1)
-	if _, err := Cholesky(bad); !errors.Is(err, ErrNotPositiveDefinite) {
-		t.Errorf("indefinite in the last panel: err = %v, want ErrNotPositiveDefinite", err)
+	// Both row-block heights: below and above cholRowsMin.
+	for _, n := range []int{cholSplitMin + 2*cholRowsFor(cholSplitMin) + 3, cholRowsMin + 3} {
+		a := randSPD(rng, n)
+		sameBitsOnProcs(t, "factor", func() (*mat.Dense, error) { return Cholesky(a) })
+		l, err := Cholesky(a)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		var llt mat.Dense
+		llt.Mul(l, l.T())
+		if !mat.EqualApprox(&llt, a, 1e-13*float64(n)*mat.Norm(a, math.Inf(1))) {
+			t.Errorf("n=%d: L Lᵀ ≠ A", n)
+		}
+		bad := mat.DenseCopyOf(a)
+		k := n - cholPanel/2 // inside the last panel
+		bad.Set(k, k, -1)
+		if _, err := Cholesky(bad); !errors.Is(err, ErrNotPositiveDefinite) {
+			t.Errorf("n=%d: indefinite in the last panel: err = %v, want ErrNotPositiveDefinite", n, err)
+		}
 	}
 }
