@@ -63,15 +63,14 @@ func (t *Tape) copyOf(m mat.Matrix) *mat.Dense {
 	r, c := m.Dims()
 	out := t.NewDenseNonZeroed(r, c)
 	src, ok := m.(*mat.Dense)
-	if !ok {
+	if !ok || r*c < parallelElems {
 		out.Copy(m)
 		return out
 	}
-	od := out.RawMatrix().Data
-	_, row := rowsOf(src)
+	od, sr := out.RawMatrix().Data, src.RawMatrix()
 	byRows(r, c, func(i0, i1 int) {
 		for i := i0; i < i1; i++ {
-			copy(od[i*c:(i+1)*c], row(i))
+			copy(od[i*c:(i+1)*c], sr.Data[i*sr.Stride:i*sr.Stride+c])
 		}
 	})
 	return out
