@@ -170,11 +170,8 @@ func (s *scaledDist) scaled(t *ad.Tape) (xs, zs *mat.Dense) {
 func (p profile) value(row []float64, sv float64) {
 	switch p {
 	case se:
-		// The table-driven exp (≤ 0.51 ulp, faster than math.Exp); the
-		// Matérn profiles keep math.Exp, against whose roundings the
-		// Matérn 3/2 tolerance of TestSGPRHighPrecision was set.
 		for j, r2 := range row {
-			row[j] = sv * exp(-r2/2)
+			row[j] = sv * math.Exp(-r2/2)
 		}
 	case matern12:
 		for j, r2 := range row {
