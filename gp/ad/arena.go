@@ -57,12 +57,29 @@ func (t *Tape) NewDenseNonZeroed(r, c int) *mat.Dense {
 	return mat.NewDense(r, c, buf)
 }
 
-// copyOf returns a tape-owned copy of m.
+// copyOf returns a tape-owned copy of m (a large dense m copied by rows
+// on every core).
 func (t *Tape) copyOf(m mat.Matrix) *mat.Dense {
 	r, c := m.Dims()
 	out := t.NewDenseNonZeroed(r, c)
-	out.Copy(m)
+	src, ok := m.(*mat.Dense)
+	if !ok || r*c < parallelElems {
+		out.Copy(m)
+		return out
+	}
+	od, sr := out.RawMatrix().Data, src.RawMatrix()
+	byRows(r, c, func(i0, i1 int) {
+		for i := i0; i < i1; i++ {
+			copy(od[i*c:(i+1)*c], sr.Data[i*sr.Stride:i*sr.Stride+c])
+		}
+	})
 	return out
+}
+
+// denseOf returns a tape-owned matrix shaped as m, not cleared.
+func (t *Tape) denseOf(m mat.Matrix) *mat.Dense {
+	r, c := m.Dims()
+	return t.NewDenseNonZeroed(r, c)
 }
 
 // Reset drops every node and recycles every matrix the tape allocated, for

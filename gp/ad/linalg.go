@@ -82,34 +82,36 @@ func cholBackward(t *Tape, l, g *mat.Dense) *mat.Dense {
 		cb := view(ar, j, n, k, j)
 		if j < n {
 			draw := d.RawMatrix()
-			blas64.Trsm(blas.Right, blas.NoTrans, 1,
-				blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: nb, Stride: draw.Stride, Data: draw.Data}, cb)
+			linalg.SolveRightLower(blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: nb, Stride: draw.Stride, Data: draw.Data}, cb)
 			if k > 0 {
-				blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, cb, view(lr, k, j, 0, k), 1, view(ar, j, n, 0, k))
+				linalg.Gemm(blas.NoTrans, blas.NoTrans, -1, cb, view(lr, k, j, 0, k), 1, view(ar, j, n, 0, k))
 			}
 			t := tmp.Slice(0, nb, 0, nb).(*mat.Dense)
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, cb, view(lr, j, n, k, j), 0, t.RawMatrix())
+			linalg.Gemm(blas.Trans, blas.NoTrans, 1, cb, view(lr, j, n, k, j), 0, t.RawMatrix())
 			db.Sub(db, tril(t))
 		}
 		cholRevUnblocked(t, d, db)
 		if k > 0 {
 			rb := view(ar, k, j, 0, k)
 			if j < n {
-				blas64.Gemm(blas.Trans, blas.NoTrans, -1, cb, view(lr, j, n, 0, k), 1, rb)
+				linalg.Gemm(blas.Trans, blas.NoTrans, -1, cb, view(lr, j, n, 0, k), 1, rb)
 			}
 			t := tmp.Slice(0, nb, 0, nb).(*mat.Dense)
 			t.Add(db, db.T())
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, t.RawMatrix(), view(lr, k, j, 0, k), 1, rb)
+			linalg.Gemm(blas.NoTrans, blas.NoTrans, -1, t.RawMatrix(), view(lr, k, j, 0, k), 1, rb)
 		}
 	}
-	// Symmetrise: ½(Ā + Āᵀ) keeps the diagonal and halves the rest.
-	for i := 0; i < n; i++ {
-		for c := 0; c < i; c++ {
-			v := 0.5 * ar.Data[i*ar.Stride+c]
-			ar.Data[i*ar.Stride+c] = v
-			ar.Data[c*ar.Stride+i] = v
+	// Symmetrise: ½(Ā + Āᵀ) keeps the diagonal and halves the rest (row
+	// i is the only one to touch (i, c) and (c, i) for c < i).
+	byRows(n, n, func(i0, i1 int) {
+		for i := i0; i < i1; i++ {
+			for c := 0; c < i; c++ {
+				v := 0.5 * ar.Data[i*ar.Stride+c]
+				ar.Data[i*ar.Stride+c] = v
+				ar.Data[c*ar.Stride+i] = v
+			}
 		}
-	}
+	})
 	return abar
 }
 
@@ -158,12 +160,12 @@ func solveShapes(op string, l, b *Node) {
 func SolveLower(l, b *Node) *Node {
 	solveShapes("SolveLower", l, b)
 	t := l.tape
-	x := t.copyOf(b.val)
-	linalg.SolveLowerInPlace(l.val, x)
+	x := t.denseOf(b.val)
+	linalg.SolveLowerTo(x, l.val, b.val)
 	return Custom(x, func(g *mat.Dense) []*mat.Dense {
 		// B̄ = L⁻ᵀ X̄, L̄ = −tril(B̄ Xᵀ).
-		gb := t.copyOf(g)
-		linalg.SolveLowerTInPlace(l.val, gb)
+		gb := t.denseOf(g)
+		linalg.SolveLowerTTo(gb, l.val, g)
 		var gl *mat.Dense
 		if l.needsGrad {
 			gl = squareOf(t, l)
@@ -177,12 +179,12 @@ func SolveLower(l, b *Node) *Node {
 func SolveLowerT(l, b *Node) *Node {
 	solveShapes("SolveLowerT", l, b)
 	t := l.tape
-	x := t.copyOf(b.val)
-	linalg.SolveLowerTInPlace(l.val, x)
+	x := t.denseOf(b.val)
+	linalg.SolveLowerTTo(x, l.val, b.val)
 	return Custom(x, func(g *mat.Dense) []*mat.Dense {
 		// B̄ = L⁻¹ X̄, L̄ = −tril(X B̄ᵀ).
-		gb := t.copyOf(g)
-		linalg.SolveLowerInPlace(l.val, gb)
+		gb := t.denseOf(g)
+		linalg.SolveLowerTo(gb, l.val, g)
 		var gl *mat.Dense
 		if l.needsGrad {
 			gl = squareOf(t, l)
@@ -198,13 +200,13 @@ func SolveLowerT(l, b *Node) *Node {
 func MulLowerT(l, b *Node) *Node {
 	solveShapes("MulLowerT", l, b)
 	t := l.tape
-	x := t.copyOf(b.val)
-	linalg.MulLowerTInPlace(l.val, x)
+	x := t.denseOf(b.val)
+	linalg.MulLowerTTo(x, l.val, b.val)
 	return Custom(x, func(g *mat.Dense) []*mat.Dense {
 		var gl, gb *mat.Dense
 		if b.needsGrad {
-			gb = t.copyOf(g)
-			linalg.MulLowerInPlace(l.val, gb)
+			gb = t.denseOf(g)
+			linalg.MulLowerTo(gb, l.val, g)
 		}
 		if l.needsGrad {
 			gl = squareOf(t, l)
@@ -218,17 +220,17 @@ func MulLowerT(l, b *Node) *Node {
 func CholSolve(l, b *Node) *Node {
 	solveShapes("CholSolve", l, b)
 	t := l.tape
-	y := t.copyOf(b.val)
-	linalg.SolveLowerInPlace(l.val, y)
-	x := t.copyOf(y)
-	linalg.SolveLowerTInPlace(l.val, x)
+	y := t.denseOf(b.val)
+	linalg.SolveLowerTo(y, l.val, b.val)
+	x := t.denseOf(y)
+	linalg.SolveLowerTTo(x, l.val, y)
 	return Custom(x, func(g *mat.Dense) []*mat.Dense {
 		// With Y = L⁻¹B and X = L⁻ᵀY: Ȳ = L⁻¹X̄, B̄ = L⁻ᵀȲ,
 		// L̄ = −tril(X Ȳᵀ + B̄ Yᵀ).
-		gy := t.copyOf(g)
-		linalg.SolveLowerInPlace(l.val, gy)
-		gb := t.copyOf(gy)
-		linalg.SolveLowerTInPlace(l.val, gb)
+		gy := t.denseOf(g)
+		linalg.SolveLowerTo(gy, l.val, g)
+		gb := t.denseOf(gy)
+		linalg.SolveLowerTTo(gb, l.val, gy)
 		var gl *mat.Dense
 		if l.needsGrad {
 			gl = squareOf(t, l)

@@ -59,6 +59,38 @@ func ColSums(a *Node) *Node {
 	}, a)
 }
 
+// ColSqNorms returns the C×1 column of the squared column norms
+// Σ_i a_ij² of a: T(ColSums(Square(a))) with the same bits, without the
+// squared matrix or the broadcast gradient (ā_ij = 2 ḡ_j a_ij), on every
+// core for a large a (each column summed by one goroutine, in row order).
+func ColSqNorms(a *Node) *Node {
+	r, c := a.Dims()
+	sm := a.tape.NewDense(c, 1)
+	s := sm.RawMatrix().Data // a column of a fresh matrix: stride 1
+	n, row := rowsOf(a.val)
+	byRows(c, r, func(j0, j1 int) { // column blocks
+		for i := 0; i < n; i++ {
+			for j, x := range row(i)[j0:j1] {
+				s[j0+j] += x * x
+			}
+		}
+	})
+	return Custom(sm, func(g *mat.Dense) []*mat.Dense {
+		ga := a.tape.NewDenseNonZeroed(r, c)
+		d := ga.RawMatrix().Data
+		gr := g.RawMatrix()
+		byRows(r, c, func(i0, i1 int) {
+			for i := i0; i < i1; i++ {
+				di := d[i*c : (i+1)*c]
+				for j, x := range row(i) {
+					di[j] = 2 * gr.Data[j*gr.Stride] * x
+				}
+			}
+		})
+		return []*mat.Dense{ga}
+	}, a)
+}
+
 // Dot returns Σ a_ij b_ij as a 1×1 node.
 func Dot(a, b *Node) *Node {
 	sameShape("Dot", a, b)

@@ -3,6 +3,7 @@ package ad
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -150,9 +151,32 @@ func (n *Node) accumulate(g *mat.Dense) {
 	}
 	if n.gradShared {
 		sum := n.tape.NewDenseNonZeroed(r, c)
-		sum.Add(n.grad, g)
+		addTo(sum, n.grad, g)
 		n.grad, n.gradShared = sum, false
 		return
 	}
-	n.grad.Add(n.grad, g)
+	addTo(n.grad, n.grad, g)
+}
+
+// addTo sets dst = a + b (all of one shape; dst may be a or b), by rows
+// on every core when large.
+func addTo(dst, a, b *mat.Dense) {
+	d, ar, br := dst.RawMatrix(), a.RawMatrix(), b.RawMatrix()
+	if d.Rows*d.Cols < parallelElems {
+		addRows(d, ar, br, 0, d.Rows) // no goroutines, no closure on the heap
+		return
+	}
+	byRows(d.Rows, d.Cols, func(i0, i1 int) { addRows(d, ar, br, i0, i1) })
+}
+
+// addRows sets rows [i0, i1) of d to those of a + b.
+func addRows(d, a, b blas64.General, i0, i1 int) {
+	for i := i0; i < i1; i++ {
+		di := d.Data[i*d.Stride : i*d.Stride+d.Cols]
+		ai := a.Data[i*a.Stride : i*a.Stride+d.Cols]
+		bi := b.Data[i*b.Stride : i*b.Stride+d.Cols]
+		for j, x := range ai {
+			di[j] = x + bi[j]
+		}
+	}
 }

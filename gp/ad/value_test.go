@@ -486,3 +486,63 @@ func TestLargeAndStridedInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestColSqNormsMatchesComposite: the fused ColSqNorms gives the bits of
+// T(ColSums(Square(a))), value and gradient, on a strided input large
+// enough for its column and row splits.
+func TestColSqNormsMatchesComposite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	big := draw(rng, n(400, 300))
+	view := big.Slice(10, 390, 5, 295).(*mat.Dense) // 380×290, stride 300
+	w := draw(rng, n(290, 1))
+	run := func(f func(x *Node) *Node) (val, grad *mat.Dense) {
+		tape := NewTape()
+		x := tape.Var(view)
+		v := f(x)
+		tape.Backward(Sum(Mul(v, tape.Const(w))))
+		return mat.DenseCopyOf(v.Value()), mat.DenseCopyOf(x.Grad())
+	}
+	v1, g1 := run(ColSqNorms)
+	v2, g2 := run(func(x *Node) *Node { return T(ColSums(Square(x))) })
+	if !mat.Equal(v1, v2) {
+		t.Error("ColSqNorms value differs from T(ColSums(Square(a)))")
+	}
+	if !mat.Equal(g1, g2) {
+		t.Error("ColSqNorms gradient differs from that of T(ColSums(Square(a)))")
+	}
+}
+
+// TestTriangularOpsOnViews: the triangular solves and multiplies copy
+// their (strided) right-hand side column block by column block; the
+// result matches the dense reference on a view wide enough to be split.
+func TestTriangularOpsOnViews(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	const m = 300
+	l := draw(rng, n(m, m))
+	for i := 0; i < m; i++ {
+		for j := i + 1; j < m; j++ {
+			l.Set(i, j, 0)
+		}
+		l.Set(i, i, 4+math.Abs(l.At(i, i)))
+	}
+	big := draw(rng, n(m+20, 700))
+	view := big.Slice(10, m+10, 7, 647).(*mat.Dense) // 300×640, stride 700
+	tape := NewTape()
+	ln, b := tape.Const(l), tape.Const(view)
+	var lt mat.Dense
+	lt.CloneFrom(l.T())
+	check := func(name string, got *Node, want *mat.Dense) {
+		t.Helper()
+		if !mat.EqualApprox(got.Value(), want, 1e-12) {
+			t.Errorf("%s differs from the dense reference", name)
+		}
+	}
+	var lb, ltb mat.Dense
+	lb.Solve(l, view)
+	ltb.Solve(&lt, view)
+	check("SolveLower", SolveLower(ln, b), &lb)
+	check("SolveLowerT", SolveLowerT(ln, b), &ltb)
+	var mul mat.Dense
+	mul.Mul(l.T(), view)
+	check("MulLowerT", MulLowerT(ln, b), &mul)
+}

@@ -262,8 +262,8 @@ func (s *blockSet) terms(x *ad.Node) (BlockTerms, error) {
 		}
 		as[b], tm.Mean[b] = a, mb
 		if qa != nil {
-			tm.Prior[b] = ad.T(ad.ColSums(ad.Square(a)))
-			tm.Cov[b] = ad.T(ad.ColSums(ad.Square(qa)))
+			tm.Prior[b] = ad.ColSqNorms(a)
+			tm.Cov[b] = ad.ColSqNorms(qa)
 		}
 	}
 	return tm, nil

@@ -93,7 +93,7 @@ func svgpMarginals(k kernels.Bound, f features.Bound, fac sqrtFactor, x *ad.Node
 	if err != nil {
 		return nil, nil, err
 	}
-	v = ad.Add(ad.Sub(k.Diag(x), ad.T(ad.ColSums(ad.Square(a)))), ad.T(ad.ColSums(ad.Square(qa))))
+	v = ad.Add(ad.Sub(k.Diag(x), ad.ColSqNorms(a)), ad.ColSqNorms(qa))
 	return mu, v, nil
 }
 

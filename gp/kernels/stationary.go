@@ -250,34 +250,79 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 	})
 	return ad.Custom(out, func(g *mat.Dense) []*mat.Dense {
 		grads := make([]*mat.Dense, 4)
-		if b.variance.NeedsGrad() {
-			grads[0] = t.NewDenseNonZeroed(1, 1)
-			grads[0].Set(0, 0, dotAll(g, out)/sv)
-		}
-		if !(x.NeedsGrad() || z.NeedsGrad() || b.ls.NeedsGrad()) {
+		needVar := b.variance.NeedsGrad()
+		needA := x.NeedsGrad() || z.NeedsGrad() || b.ls.NeedsGrad()
+		if !needVar && !needA {
 			return grads
 		}
-		// a = G ∘ dK/d(r²), the derivative rebuilt from K (and from r²,
-		// formed again in a's rows, for the Matérn kernels).
-		a := t.NewDenseNonZeroed(n, m)
-		defer t.Recycle(a)
+		// One pass over the rows on every core: a = G ∘ dK/d(r²), the
+		// derivative rebuilt from K (and from r², formed again in a's rows,
+		// for the Matérn kernels), with its row sums, its column sums per
+		// chunk of rows and Σ_j g_ij k_ij per row, summed in a fixed order
+		// afterwards (the chunks are fixed by n).
+		var a *mat.Dense
+		if needA {
+			a = t.NewDenseNonZeroed(n, m)
+			defer t.Recycle(a)
+		}
+		sums := t.NewDenseNonZeroed(2, n) // Σ_j g_ij k_ij, then the row sums of a
+		defer t.Recycle(sums)
+		dots, rsum := sums.RawRowView(0), sums.RawRowView(1)
+		chunks := rowChunks(n, m)
+		parts := t.NewDense(chunks, m) // column sums of a, per chunk
+		defer t.Recycle(parts)
 		parallelRows(n, m, func(r0, r1 int) {
-			if k.prof != se {
+			if needA && k.prof != se {
 				sd.fill(a.Slice(r0, r1, 0, m).(*mat.Dense), r0, r1)
 			}
+			part := parts.RawRowView(r0 / chunkRows)
 			for i := r0; i < r1; i++ {
+				gi, ki := g.RawRowView(i), out.RawRowView(i)
+				if needVar {
+					d := 0.0
+					for j, v := range gi {
+						d += v * ki[j]
+					}
+					dots[i] = d
+				}
+				if !needA {
+					continue
+				}
 				ai := a.RawRowView(i)
-				k.prof.scaleGrad(ai, g.RawRowView(i), out.RawRowView(i), ai)
+				k.prof.scaleGrad(ai, gi, ki, ai)
+				rs := 0.0
+				for j, v := range ai {
+					rs += v
+					part[j] += v
+				}
+				rsum[i] = rs
 			}
 		})
+		if needVar {
+			tot := 0.0
+			for _, d := range dots {
+				tot += d
+			}
+			grads[0] = t.NewDenseNonZeroed(1, 1)
+			grads[0].Set(0, 0, tot/sv)
+		}
+		if !needA {
+			return grads
+		}
+		csum := parts.RawRowView(0)
+		for c := 1; c < chunks; c++ {
+			for j, v := range parts.RawRowView(c) {
+				csum[j] += v
+			}
+		}
 		xs, zs := sd.scaled(t)
 		var gxs, gzs *mat.Dense
 		if x.NeedsGrad() || b.ls.NeedsGrad() {
-			gxs = pairwiseGrad(t, a, rowSumsOn(t, a), xs, zs)
+			gxs = pairwiseGrad(t, a, rsum, xs, zs)
 			defer t.Recycle(gxs)
 		}
 		if z.NeedsGrad() || b.ls.NeedsGrad() {
-			gzs = pairwiseGrad(t, a.T(), colSumsOn(t, a), zs, xs)
+			gzs = pairwiseGrad(t, a.T(), csum, zs, xs)
 			defer t.Recycle(gzs)
 		}
 		if x.NeedsGrad() {

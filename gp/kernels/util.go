@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
+	"sgplab/gp/linalg"
 )
 
 // chunkRows is the number of rows filled per task: small enough that a
@@ -21,11 +22,11 @@ const chunkRows = 128
 // (even on one), so every matrix product inside fn is the same call and
 // gives the same bits whichever goroutine runs it.
 func parallelRows(n, cols int, fn func(r0, r1 int)) {
-	if n*cols < 1<<14 || n <= chunkRows {
+	chunks := rowChunks(n, cols)
+	if chunks == 1 {
 		fn(0, n)
 		return
 	}
-	chunks := (n + chunkRows - 1) / chunkRows
 	workers := min(runtime.GOMAXPROCS(0), chunks)
 	if workers < 2 {
 		for r0 := 0; r0 < n; r0 += chunkRows {
@@ -49,6 +50,15 @@ func parallelRows(n, cols int, fn func(r0, r1 int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// rowChunks is the number of row ranges parallelRows hands to fn (the
+// range [r0, r1) is number r0/chunkRows).
+func rowChunks(n, cols int) int {
+	if n*cols < 1<<14 || n <= chunkRows {
+		return 1
+	}
+	return (n + chunkRows - 1) / chunkRows
 }
 
 // expand returns the entries of a 1×1 or 1×D parameter as D values.
@@ -151,21 +161,10 @@ func rowSqNorms(t *ad.Tape, x *mat.Dense) []float64 {
 	return out
 }
 
-// rowSums and colSums of a matrix (rowSumsOn and colSumsOn in tape-owned
-// buffers).
+// rowSums and colSums of a matrix.
 func rowSums(a *mat.Dense) []float64 {
 	r, _ := a.Dims()
 	return rowSumsTo(make([]float64, r), a)
-}
-
-func rowSumsOn(t *ad.Tape, a *mat.Dense) []float64 {
-	r, _ := a.Dims()
-	return rowSumsTo(t.NewDenseNonZeroed(r, 1).RawMatrix().Data, a)
-}
-
-func colSumsOn(t *ad.Tape, a *mat.Dense) []float64 {
-	_, c := a.Dims()
-	return colSumsTo(t.NewDense(1, c).RawMatrix().Data, a)
 }
 
 func rowSumsTo(out []float64, a *mat.Dense) []float64 {
@@ -199,7 +198,7 @@ func colSumsTo(out []float64, a *mat.Dense) []float64 {
 func pairwiseGrad(t *ad.Tape, a mat.Matrix, w []float64, x, z *mat.Dense) *mat.Dense {
 	r, c := x.Dims()
 	g := t.NewDenseNonZeroed(r, c)
-	g.Mul(a, z)
+	linalg.MulTo(g, a, z) // split over the cores by rows of g
 	gd := g.RawMatrix().Data
 	for i := 0; i < r; i++ {
 		xi := x.RawRowView(i)

@@ -93,15 +93,26 @@ func choleskyShiftTo(l *mat.Dense, a mat.Matrix, shift float64) error {
 // Factorisations of at least cholSplitMin rows are blocked by this package
 // (right-looking, panels of cholPanel columns) so that the panel solve and
 // the trailing update, where almost all the work is, are split into fixed
-// row blocks of cholRows rows shared out over the cores: a single dpotrf
-// runs on one core (sgplab keeps OpenBLAS single-threaded). The split
-// depends only on n, so the factor is bitwise the same on any number of
-// cores.
+// row blocks shared out over the cores: a single dpotrf runs on one core
+// (sgplab keeps OpenBLAS single-threaded). The blocks are cholRows rows
+// from cholRowsMin rows on, half that below, so that the few trailing rows
+// of a moderate n (an SVGP Kuu with M = 500) still make several blocks.
+// The split depends only on n, so the factor is bitwise the same on any
+// number of cores.
 const (
-	cholSplitMin = 512
+	cholSplitMin = 256
 	cholPanel    = 128
 	cholRows     = 256
+	cholRowsMin  = 1024
 )
+
+// cholRowsFor is the height of the row blocks for order n.
+func cholRowsFor(n int) int {
+	if n < cholRowsMin {
+		return cholRows / 2
+	}
+	return cholRows
+}
 
 // potrf overwrites the lower triangle of the square a with its Cholesky
 // factor and reports whether a was positive definite.
@@ -117,6 +128,7 @@ func potrf(a blas64.General) bool {
 	view := func(r0, r1, c0, c1 int) blas64.General {
 		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: a.Stride, Data: a.Data[r0*a.Stride+c0:]}
 	}
+	h := cholRowsFor(n)
 	for k0 := 0; k0 < n; k0 += cholPanel {
 		k1 := min(k0+cholPanel, n)
 		if _, ok := lapack64.Potrf(sym(k0, k1)); !ok {
@@ -129,10 +141,10 @@ func potrf(a blas64.General) bool {
 		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: d.N, Stride: d.Stride, Data: d.Data}
 		// Row blocks of the trailing rows [k1, n), the last first (they
 		// carry the most work in the update).
-		rows := (n - k1 + cholRows - 1) / cholRows
+		rows := (n - k1 + h - 1) / h
 		block := func(b int) (i0, i1 int) {
 			b = rows - 1 - b
-			return k1 + b*cholRows, min(k1+(b+1)*cholRows, n)
+			return k1 + b*h, min(k1+(b+1)*h, n)
 		}
 		// Panel: A[i0:i1, k0:k1] ← A[i0:i1, k0:k1] L_kk⁻ᵀ.
 		forBlocks(rows, trsmThreads(), func(b int) {

@@ -31,6 +31,22 @@ func randSPD(rng *rand.Rand, n int) *mat.Dense {
 	return a
 }
 
+// checkedCholesky factorises in and checks L Lᵀ against the symmetric a.
+func checkedCholesky(t *testing.T, in, a *mat.Dense) *mat.Dense {
+	t.Helper()
+	n, _ := a.Dims()
+	l, err := Cholesky(in)
+	if err != nil {
+		t.Fatalf("n=%d: %v", n, err)
+	}
+	var llt mat.Dense
+	llt.Mul(l, l.T())
+	if !mat.EqualApprox(&llt, a, 1e-13*float64(n)*mat.Norm(a, math.Inf(1))) {
+		t.Errorf("n=%d: L Lᵀ ≠ ½(A+Aᵀ)", n)
+	}
+	return l
+}
+
 func TestCholesky(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, n := range []int{1, 2, 17, 150, cholSplitMin + cholRows + 37} {
@@ -41,15 +57,7 @@ func TestCholesky(t *testing.T) {
 		skew.Scale(1e-3, skew)
 		var in mat.Dense
 		in.Add(a, skew)
-		l, err := Cholesky(&in)
-		if err != nil {
-			t.Fatalf("n=%d: %v", n, err)
-		}
-		var llt mat.Dense
-		llt.Mul(l, l.T())
-		if !mat.EqualApprox(&llt, a, 1e-13*float64(n)*mat.Norm(a, math.Inf(1))) {
-			t.Errorf("n=%d: L Lᵀ ≠ ½(A+Aᵀ)", n)
-		}
+		l := checkedCholesky(t, &in, a)
 		var chol mat.Cholesky
 		if !chol.Factorize(mat.NewSymDense(n, mat.DenseCopyOf(a).RawMatrix().Data)) {
 			t.Fatal("gonum Cholesky failed")
@@ -190,13 +198,16 @@ func ExampleCholeskyJitter() {
 // whose leading minors fail only in a late panel is still rejected.
 func TestCholeskyBlocked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	n := cholSplitMin + 2*cholRows + 3
-	a := randSPD(rng, n)
-	sameBitsOnProcs(t, "factor", func() (*mat.Dense, error) { return Cholesky(a) })
-	bad := mat.DenseCopyOf(a)
-	k := n - cholPanel/2 // inside the last panel
-	bad.Set(k, k, -1)
-	if _, err := Cholesky(bad); !errors.Is(err, ErrNotPositiveDefinite) {
-		t.Errorf("indefinite in the last panel: err = %v, want ErrNotPositiveDefinite", err)
+	// Both row-block heights: below and above cholRowsMin.
+	for _, n := range []int{cholSplitMin + 2*cholRowsFor(cholSplitMin) + 3, cholRowsMin + 3} {
+		a := randSPD(rng, n)
+		sameBitsOnProcs(t, "factor", func() (*mat.Dense, error) { return Cholesky(a) })
+		checkedCholesky(t, a, a)
+		bad := mat.DenseCopyOf(a)
+		k := n - cholPanel/2 // inside the last panel
+		bad.Set(k, k, -1)
+		if _, err := Cholesky(bad); !errors.Is(err, ErrNotPositiveDefinite) {
+			t.Errorf("n=%d: indefinite in the last panel: err = %v, want ErrNotPositiveDefinite", n, err)
+		}
 	}
 }

@@ -90,24 +90,60 @@ func MulTo(dst *mat.Dense, a, b mat.Matrix) {
 	}
 	ga, ta, okA := rawOperand(a)
 	gb, tb, okB := rawOperand(b)
-	long := max(r, c)
-	if !okA || !okB || k == 0 || 2*float64(r)*float64(c)*float64(k) < 4*minSplitFlops || long < 2*minBlockCols {
+	if !okA || !okB || k == 0 || 2*float64(r)*float64(c)*float64(k) < 2*minSplitFlops || max(r, c) < 2*minBlockCols {
 		dst.Mul(a, b)
 		return
 	}
-	d := dst.RawMatrix()
+	gemmSplit(ta, tb, 1, ga, gb, 0, dst.RawMatrix())
+}
+
+// Gemm sets C = α·op(A)·op(B) + β·C on BLAS matrices (C must not share
+// memory with A or B), split like MulTo into fixed blocks of the longer
+// dimension of C shared out over the cores (the blocked Cholesky
+// adjoint's panel products). The blocks depend only on the shapes.
+func Gemm(tA, tB blas.Transpose, alpha float64, a, b blas64.General, beta float64, c blas64.General) {
+	k := a.Cols
+	if tA == blas.Trans {
+		k = a.Rows
+	}
+	if k == 0 || 2*float64(c.Rows)*float64(c.Cols)*float64(k) < 2*minSplitFlops || max(c.Rows, c.Cols) < 2*minBlockCols {
+		blas64.Gemm(tA, tB, alpha, a, b, beta, c)
+		return
+	}
+	gemmSplit(tA, tB, alpha, a, b, beta, c)
+}
+
+// gemmSplit is Gemm on at most maxBlocks blocks of C's longer dimension.
+func gemmSplit(ta, tb blas.Transpose, alpha float64, ga, gb blas64.General, beta float64, d blas64.General) {
+	r, c := d.Rows, d.Cols
+	long := max(r, c)
 	n := max(1, min(maxBlocks, long/minBlockCols))
 	forBlocks(n, gemmThreads(), func(blk int) {
 		lo, hi := blockBounds(blk, n, long)
-		if r >= c { // rows [lo, hi) of op(A) and of dst
+		if r >= c { // rows [lo, hi) of op(A) and of C
 			sub := opRows(ga, ta, lo, hi)
 			out := blas64.General{Rows: hi - lo, Cols: c, Stride: d.Stride, Data: d.Data[lo*d.Stride:]}
-			blas64.Gemm(ta, tb, 1, sub, gb, 0, out)
+			blas64.Gemm(ta, tb, alpha, sub, gb, beta, out)
 			return
 		}
-		// columns [lo, hi) of op(B) and of dst
+		// columns [lo, hi) of op(B) and of C
 		sub := opCols(gb, tb, lo, hi)
-		blas64.Gemm(ta, tb, 1, ga, sub, 0, colView(d, lo, hi))
+		blas64.Gemm(ta, tb, alpha, ga, sub, beta, colView(d, lo, hi))
+	})
+}
+
+// SolveRightLower overwrites B with B·L⁻¹ for the lower-triangular L, in
+// fixed blocks of rows of B (rows are independent) shared out over the
+// cores: the panel solve of the blocked Cholesky adjoint.
+func SolveRightLower(l blas64.Triangular, b blas64.General) {
+	if b.Rows == 0 || float64(b.Rows)*float64(l.N)*float64(l.N) < minSplitFlops || b.Rows < 2*minBlockCols {
+		blas64.Trsm(blas.Right, blas.NoTrans, 1, l, b)
+		return
+	}
+	n := max(1, min(maxBlocks, b.Rows/minBlockCols))
+	forBlocks(n, trsmThreads(), func(blk int) {
+		lo, hi := blockBounds(blk, n, b.Rows)
+		blas64.Trsm(blas.Right, blas.NoTrans, 1, l, blas64.General{Rows: hi - lo, Cols: b.Cols, Stride: b.Stride, Data: b.Data[lo*b.Stride:]})
 	})
 }
 

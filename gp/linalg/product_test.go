@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -128,5 +130,73 @@ func TestTriangularRecursion(t *testing.T) {
 			check("L⁻¹(L·B)", SolveLower(l, lb), b, tol)
 			check("L⁻ᵀ(Lᵀ·B)", SolveLowerT(l, ltb), b, tol)
 		}
+	}
+}
+
+// TestGemm checks α·op(A)·op(B) + β·C for every transpose combination
+// against gonum's Mul, on shapes that stay whole and shapes split by rows
+// or columns, with the same bits on any number of cores.
+func TestGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 5))
+	for _, sh := range [][3]int{{3, 4, 5}, {372, 128, 256}, {128, 372, 128}, {40, 300, 600}} {
+		r, k, c := sh[0], sh[1], sh[2]
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			t.Run(fmt.Sprintf("%dx%dx%d/ta=%v/tb=%v", r, k, c, tr[0], tr[1]), func(t *testing.T) {
+				a, b, c0 := randDense(rng, r, k), randDense(rng, k, c), randDense(rng, r, c)
+				var opA, opB mat.Matrix = a, b
+				ga, gb := a.RawMatrix(), b.RawMatrix()
+				ta, tb := blas.NoTrans, blas.NoTrans
+				if tr[0] {
+					s := mat.DenseCopyOf(a.T())
+					opA, ga, ta = s.T(), s.RawMatrix(), blas.Trans
+				}
+				if tr[1] {
+					s := mat.DenseCopyOf(b.T())
+					opB, gb, tb = s.T(), s.RawMatrix(), blas.Trans
+				}
+				want := mat.NewDense(r, c, nil)
+				want.Mul(opA, opB)
+				want.Scale(-0.5, want)
+				want.Add(want, c0) // β = 1
+				sameBitsOnProcs(t, "product", func() (*mat.Dense, error) {
+					got := mat.DenseCopyOf(c0)
+					Gemm(ta, tb, -0.5, ga, gb, 1, got.RawMatrix())
+					if !mat.EqualApprox(got, want, 1e-11*float64(k)) {
+						t.Fatalf("Gemm differs from Mul by more than 1e-11·k")
+					}
+					return got, nil
+				})
+			})
+		}
+	}
+}
+
+// TestSolveRightLower checks B·L⁻¹ against B = (B·L⁻¹)·L on row counts
+// that stay whole and that are split, with the same bits on any number of
+// cores.
+func TestSolveRightLower(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 6))
+	const n = 128
+	l := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			l.Set(i, j, 0.3*rng.NormFloat64()/n)
+		}
+		l.Set(i, i, 0.5+rng.Float64())
+	}
+	raw := l.RawMatrix()
+	tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: raw.Stride, Data: raw.Data}
+	for _, rows := range []int{5, 372, 1000} {
+		b := randDense(rng, rows, n)
+		sameBitsOnProcs(t, "B·L⁻¹", func() (*mat.Dense, error) {
+			x := mat.DenseCopyOf(b)
+			SolveRightLower(tri, x.RawMatrix())
+			var back mat.Dense
+			back.Mul(x, l)
+			if !mat.EqualApprox(&back, b, 1e-12) {
+				t.Fatalf("rows=%d: (B·L⁻¹)·L ≠ B", rows)
+			}
+			return x, nil
+		})
 	}
 }
