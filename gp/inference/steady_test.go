@@ -86,17 +86,21 @@ func TestSteadyStateAllocations(t *testing.T) {
 			var wantGrad []float64
 			fresh := alloc(func() { want, wantGrad = run(ad.NewTape(), step) })
 			tp := ad.NewTape()
-			var reused uint64
-			for i := range 3 {
+			// The fewest bytes over 5 reset steps: a step that follows a
+			// garbage collection refills linalg's sync.Pool scratch, which is
+			// transient (measured: 105–115 kB against 1.2 MB fresh for the
+			// chunked SGPR). Broken recycling would allocate on every step.
+			reused := uint64(math.MaxUint64)
+			for i := range 5 {
 				tp.Reset()
 				var got float64
 				var grad []float64
-				reused = alloc(func() { got, grad = run(tp, step) })
+				reused = min(reused, alloc(func() { got, grad = run(tp, step) }))
 				if got != want || !equalBits(grad, wantGrad) {
 					t.Fatalf("step %d on a reset tape: objective %v (fresh tape %v) or gradient differs", i, got, want)
 				}
 			}
-			t.Logf("bytes per step: %d on a fresh tape, %d on a reset one", fresh, reused)
+			t.Logf("bytes per step: %d on a fresh tape, at least %d on a reset one", fresh, reused)
 			if reused*10 > fresh {
 				t.Errorf("a step on a reset tape allocated %d bytes, more than a tenth of a fresh tape's %d", reused, fresh)
 			}
