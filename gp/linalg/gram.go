@@ -244,13 +244,9 @@ func whitenBlock(tri blas64.Triangular, blk blas64.General, scratch []float64) b
 	for i := 0; i < blk.Rows; i++ {
 		copy(out.Data[i*out.Stride:(i+1)*out.Stride], blk.Data[i*blk.Stride:i*blk.Stride+blk.Cols])
 	}
-	solveLowerRec(tri, out)
+	trsmRec(blas.NoTrans, tri, out)
 	return out
 }
-
-// solveLowerRec overwrites b with L⁻¹b for lower-triangular L (see
-// trsmRec).
-func solveLowerRec(l blas64.Triangular, b blas64.General) { trsmRec(blas.NoTrans, l, b) }
 
 // WhitenedAdjoint returns T (L⁻¹A) + u vᵀ for r×r T and lower-triangular
 // L, an r×c A and optional u (length r) and v (length c): the gradient

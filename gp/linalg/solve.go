@@ -92,9 +92,9 @@ const triBase = 64
 // halves splits a lower-triangular L of order n > triBase into
 // L = [L₁₁ 0; L₂₁ L₂₂] at h (a multiple of 8 near n/2, fixed by n) and b
 // into its rows [0, h) and [h, n).
-func halves(l blas64.Triangular, b blas64.General) (h int, l11, l22 blas64.Triangular, l21, b1, b2 blas64.General) {
+func halves(l blas64.Triangular, b blas64.General) (l11, l22 blas64.Triangular, l21, b1, b2 blas64.General) {
 	n := l.N
-	h = (n/2 + 7) &^ 7
+	h := (n/2 + 7) &^ 7
 	l11 = blas64.Triangular{Uplo: blas.Lower, Diag: l.Diag, N: h, Stride: l.Stride, Data: l.Data}
 	l22 = blas64.Triangular{Uplo: blas.Lower, Diag: l.Diag, N: n - h, Stride: l.Stride, Data: l.Data[h*l.Stride+h:]}
 	l21 = blas64.General{Rows: n - h, Cols: h, Stride: l.Stride, Data: l.Data[h*l.Stride:]}
@@ -118,7 +118,7 @@ func trsmRec(t blas.Transpose, l blas64.Triangular, b blas64.General) {
 		blas64.Trsm(blas.Left, t, 1, l, b)
 		return
 	}
-	_, l11, l22, l21, b1, b2 := halves(l, b)
+	l11, l22, l21, b1, b2 := halves(l, b)
 	if t == blas.NoTrans {
 		trsmRec(t, l11, b1)
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, l21, b1, 1, b2)
@@ -140,7 +140,7 @@ func trmmRec(t blas.Transpose, l blas64.Triangular, b blas64.General) {
 		blas64.Trmm(blas.Left, t, 1, l, b)
 		return
 	}
-	_, l11, l22, l21, b1, b2 := halves(l, b)
+	l11, l22, l21, b1, b2 := halves(l, b)
 	if t == blas.NoTrans {
 		trmmRec(t, l22, b2)
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, l21, b1, 1, b2)
