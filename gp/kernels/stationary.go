@@ -170,9 +170,7 @@ func (s *scaledDist) scaled(t *ad.Tape) (xs, zs *mat.Dense) {
 func (p profile) value(row []float64, sv float64) {
 	switch p {
 	case se:
-		for j, r2 := range row {
-			row[j] = sv * math.Exp(-r2/2)
-		}
+		scaledExp(row, -0.5, sv) // sv·e^(−r²/2), see exp.go
 	case matern12:
 		for j, r2 := range row {
 			row[j] = sv * math.Exp(-math.Sqrt(r2))

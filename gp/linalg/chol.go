@@ -83,10 +83,35 @@ func choleskyShiftTo(l *mat.Dense, a mat.Matrix, shift float64) error {
 			}
 		}
 	}
+	diag := getBuf(n)
+	defer putBuf(diag)
+	for i := range *diag {
+		(*diag)[i] = raw.Data[i*raw.Stride+i]
+	}
 	if !potrf(raw) {
 		return fmt.Errorf("linalg.Cholesky: matrix %d×%d %w", n, n, ErrNotPositiveDefinite)
 	}
 	// Potrf leaves the strict upper triangle untouched; it holds zeros.
+	return numericallySingular(raw, *diag)
+}
+
+// numericallySingular rejects a factor with a pivot L_ii² at or below
+// n·ε·a_ii. The pivot is a_ii − Σ_k L_ik², whose rounding error is up to
+// about n·ε·a_ii (Σ_k L_ik² ≤ a_ii), so a smaller pivot is zero to working
+// precision: whether it came out positive or negative (and so whether
+// dpotrf failed) is an accident of rounding, as for a Kuu with two equal
+// inducing inputs. Accepting it would give a factor with a 1/√ε-sized
+// entry; rejecting it lets CholeskyJitter add jitter, on every platform
+// alike.
+func numericallySingular(l blas64.General, diag []float64) error {
+	n := l.Rows
+	tol := float64(n) * 0x1p-52
+	for i, a := range diag {
+		if p := l.Data[i*l.Stride+i]; p*p <= tol*a {
+			return fmt.Errorf("linalg.Cholesky: matrix %d×%d is numerically singular (pivot %d is %.3g of its diagonal %.3g, below n·ε): %w",
+				n, n, i, p*p, a, ErrNotPositiveDefinite)
+		}
+	}
 	return nil
 }
 

@@ -116,6 +116,59 @@ func TestCholeskyJitter(t *testing.T) {
 	}
 }
 
+// An SE Gram matrix with a repeated point is exactly singular; whether
+// dpotrf meets a negative or a tiny positive last pivot depends on
+// rounding. Cholesky rejects both (a pivot below n·ε of its diagonal),
+// on every one of many random cases, and CholeskyJitter then adds jitter;
+// an ill-conditioned but non-singular matrix (cond ≈ 1e11) still passes.
+func TestCholeskyNumericallySingular(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	se := func(x []float64) *mat.Dense {
+		n := len(x)
+		k := mat.NewDense(n, n, nil)
+		for i := range x {
+			for j := range x {
+				d := x[i] - x[j]
+				k.Set(i, j, math.Exp(-d*d/2))
+			}
+		}
+		return k
+	}
+	positivePivots := 0
+	for c := 0; c < 300; c++ {
+		n := 3 + rng.IntN(12)
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = 4 * rng.NormFloat64()
+		}
+		i, j := rng.IntN(n), rng.IntN(n-1)
+		if j >= i {
+			j++
+		}
+		x[j] = x[i]
+		k := se(x)
+		_, err := Cholesky(k)
+		if err == nil || !errors.Is(err, ErrNotPositiveDefinite) {
+			t.Fatalf("case %d: points %v (two equal) factorised: err %v", c, x, err)
+		}
+		if strings.Contains(err.Error(), "numerically singular") {
+			positivePivots++
+		}
+		if _, jitter, err := CholeskyJitter(k, 3); err != nil || !(jitter > 0) {
+			t.Fatalf("case %d: CholeskyJitter: jitter %g, err %v", c, jitter, err)
+		}
+	}
+	// Both outcomes of rounding occur, so the threshold is exercised.
+	t.Logf("%d of 300 repeated-point cases had a positive tiny pivot", positivePivots)
+	if positivePivots == 0 {
+		t.Error("no case reached the threshold: the test does not exercise it")
+	}
+	// Two points 1e-5 apart: cond ≈ 1e11, a genuine (if small) pivot.
+	if _, err := Cholesky(se([]float64{0, 1e-5, 1.3})); err != nil {
+		t.Errorf("cond ≈ 1e11: %v", err)
+	}
+}
+
 // TestSolves checks the solves against gonum's general solver, on sizes on
 // both sides of the parallel threshold.
 func TestSolves(t *testing.T) {
