@@ -58,6 +58,7 @@ type whitenedGram struct {
 	both *mat.Dense // [G | v], M×(M+1)
 	g    *mat.Dense // view of both's first M columns
 	v    []float64
+	sum  *linalg.GramSum // accumulates into g and v
 }
 
 func newWhitenedGram(t *ad.Tape, l *ad.Node, m int) *whitenedGram {
@@ -66,16 +67,18 @@ func newWhitenedGram(t *ad.Tape, l *ad.Node, m int) *whitenedGram {
 	if l != nil {
 		w.l = l.Value()
 	}
+	w.sum = linalg.NewGramSum(w.g, w.v, w.l)
 	return w
 }
 
 // add accumulates the block kv (M×n) of Kuf with its targets y (length n).
 func (w *whitenedGram) add(kv *mat.Dense, y []float64) {
-	linalg.AddWhitenedGramVec(w.g, w.v, w.l, kv, y)
+	w.sum.Add(kv, y)
 }
 
 // finish returns [G | v] with G made exactly symmetric.
 func (w *whitenedGram) finish() *mat.Dense {
+	w.sum.Finish()
 	linalg.MirrorUpper(w.g)
 	w.both.SetCol(w.m, w.v)
 	return w.both

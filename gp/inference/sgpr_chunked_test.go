@@ -112,3 +112,28 @@ func TestSGPRChunkedBadKuf(t *testing.T) {
 		}
 	})
 }
+
+// checkFinite finds a NaN or ±Inf anywhere (in the four-wide body of a row
+// or its tail) and names the entry; finite matrices, huge entries
+// included, pass.
+func TestCheckFinite(t *testing.T) {
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		for _, at := range [][2]int{{0, 0}, {2, 5}, {4, 6}, {1, 3}} {
+			a := mat.NewDense(5, 7, nil)
+			for i := 0; i < 5; i++ {
+				for j := 0; j < 7; j++ {
+					a.Set(i, j, float64(i-j)*1e300)
+				}
+			}
+			a.Set(at[0], at[1], bad)
+			err := checkFinite("K", a)
+			if want := fmt.Sprintf("[%d,%d]", at[0], at[1]); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%v at %v: err %v, want one naming %s", bad, at, err, want)
+			}
+		}
+	}
+	a := mat.NewDense(3, 5, []float64{1, -1, math.MaxFloat64, -math.MaxFloat64, 0, 1e-310, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	if err := checkFinite("K", a); err != nil {
+		t.Errorf("finite matrix: %v", err)
+	}
+}

@@ -556,7 +556,7 @@ func TestStationaryGradientsChunked(t *testing.T) {
 			}
 			k := mustNew(t, c.name, c.dim, Options{Variance: 1.3, Lengthscales: ls, ARD: true})
 			s := declared(t, k)
-			n := 2*chunkRows + 9
+			n := 4*chunkRows + 9
 			if n*70 < 1<<14 {
 				t.Fatal("too small for parallelRows to split")
 			}

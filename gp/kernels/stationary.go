@@ -133,12 +133,19 @@ func (s *scaledDist) direct(i, j int) float64 {
 // fill computes r² between rows [r0, r1) of x and every row of z into
 // blk ((r1−r0)×M).
 func (s *scaledDist) fill(blk *mat.Dense, r0, r1 int) {
+	s.fillEach(blk, r0, r1, func([]float64) {})
+}
+
+// fillEach is fill calling each(row) on every row of blk as soon as its
+// r² are in place, while the row is still in cache.
+func (s *scaledDist) fillEach(blk *mat.Dense, r0, r1 int, each func(row []float64)) {
 	if s.xs == nil {
 		for i := r0; i < r1; i++ {
 			row := blk.RawRowView(i - r0)
 			for j := range row {
 				row[j] = s.direct(i, j)
 			}
+			each(row)
 		}
 		return
 	}
@@ -153,6 +160,7 @@ func (s *scaledDist) fill(blk *mat.Dense, r0, r1 int) {
 			}
 			row[j] = r2
 		}
+		each(row)
 	}
 }
 
@@ -241,10 +249,9 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 	m, _ := z.Dims()
 	out := t.NewDenseNonZeroed(n, m)
 	parallelRows(n, m, func(r0, r1 int) {
-		sd.fill(out.Slice(r0, r1, 0, m).(*mat.Dense), r0, r1)
-		for i := r0; i < r1; i++ {
-			k.prof.value(out.RawRowView(i), sv)
-		}
+		sd.fillEach(out.Slice(r0, r1, 0, m).(*mat.Dense), r0, r1, func(row []float64) {
+			k.prof.value(row, sv)
+		})
 	})
 	return ad.Custom(out, func(g *mat.Dense) []*mat.Dense {
 		grads := make([]*mat.Dense, 4)
@@ -276,6 +283,23 @@ func (b *stationaryBound) K(x, z *ad.Node) *ad.Node {
 			part := parts.RawRowView(r0 / chunkRows)
 			for i := r0; i < r1; i++ {
 				gi, ki := g.RawRowView(i), out.RawRowView(i)
+				if needA && k.prof == se {
+					// One pass: with p = g·k, dK/d(r²)·g = −p/2 and the
+					// row sum is −½Σp, exactly (halving commutes with
+					// rounding), the same bits as the passes below.
+					ai := a.RawRowView(i)
+					d := 0.0
+					for j, v := range gi {
+						p := v * ki[j]
+						d += p
+						h := -0.5 * p
+						ai[j] = h
+						part[j] += h
+					}
+					dots[i] = d
+					rsum[i] = -0.5 * d
+					continue
+				}
 				if needVar {
 					d := 0.0
 					for j, v := range gi {

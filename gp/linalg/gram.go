@@ -2,6 +2,7 @@ package linalg
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,8 @@ const (
 	// block width is its summed dimension k: below it the call runs below
 	// its full rate.
 	minSumCols = 256
+	// minTaperCols is the narrowest of the last groups of a GramSum call.
+	minTaperCols = 128
 	// minBlockCols is the narrowest block of a product or solve whose block
 	// width is only a free dimension (dgemm's n, dtrsm's right-hand sides).
 	minBlockCols = 64
@@ -169,73 +172,139 @@ const whitenCols = 512
 // A block by block (at most whitenCols columns at a time, in a scratch
 // block), so that L⁻¹A is never held whole.
 func AddWhitenedGramVec(g *mat.Dense, av []float64, l, a *mat.Dense, v []float64) {
+	s := NewGramSum(g, av, l)
+	s.Add(a, v)
+	s.Finish()
+}
+
+// A GramSum accumulates AddWhitenedGramVec over many blocks of columns
+// given one after another (the chunks of a Kuf too large to hold whole):
+// each call's columns are split into groups that narrow towards the end
+// (so that the cores finish a call together), group k of every call adds
+// into the same partial k, and Finish adds the partials into g in order.
+// The groups depend only on the shapes, so the sums have the same bits on
+// any number of cores; the partials are added once, not once per call.
+type GramSum struct {
+	g     *mat.Dense
+	av    []float64
+	l     *mat.Dense
+	r     int
+	parts []*[]float64 // partial k+1: r×r upper triangle, then r for A v
+}
+
+// NewGramSum returns a GramSum adding into the upper triangle of the r×r
+// g and into av (nil when no vector is summed), whitening by the lower
+// triangle of l when l is not nil.
+func NewGramSum(g *mat.Dense, av []float64, l *mat.Dense) *GramSum {
+	r, c := g.Dims()
+	if r != c {
+		panic(fmt.Sprintf("linalg.GramSum: G is %d×%d, want square", r, c))
+	}
+	return &GramSum{g: g, av: av, l: l, r: r}
+}
+
+// groups returns the bounds of the groups of c columns, at most
+// maxPartialFloats of partials in all.
+func (s *GramSum) groups(c, step int) []int {
+	r := s.r
+	if splitCols(r, c, minSumCols) == 1 {
+		return []int{0, c}
+	}
+	b := taperedBlocks(c, step, minTaperCols)
+	if most := max(1, maxPartialFloats/(r*r+r)); len(b)-1 > most {
+		b = b[:0]
+		for k := 0; k <= most; k++ {
+			lo, _ := blockBounds(k, most, c)
+			b = append(b, lo)
+		}
+	}
+	return b
+}
+
+// Add adds (L⁻¹A)(L⁻¹A)ᵀ and, when v is not nil, (L⁻¹A) v for the r×c a
+// and length-c v.
+func (s *GramSum) Add(a *mat.Dense, v []float64) {
 	ar := a.RawMatrix()
 	r, c := ar.Rows, ar.Cols
-	if gr, gc := g.Dims(); gr != r || gc != r {
-		panic(fmt.Sprintf("linalg.AddGramVec: G is %d×%d, A is %d×%d", gr, gc, r, c))
+	if r != s.r {
+		panic(fmt.Sprintf("linalg.AddGramVec: G is %d×%d, A is %d×%d", s.r, s.r, r, c))
 	}
-	if v != nil && (len(v) != c || len(av) != r) {
-		panic(fmt.Sprintf("linalg.AddGramVec: v (%d) and A v (%d) do not match A (%d×%d)", len(v), len(av), r, c))
+	if v != nil && (len(v) != c || len(s.av) != r) {
+		panic(fmt.Sprintf("linalg.AddGramVec: v (%d) and A v (%d) do not match A (%d×%d)", len(v), len(s.av), r, c))
 	}
 	if r == 0 || c == 0 {
 		return
 	}
-	gr := g.RawMatrix()
-	groups := min(splitCols(r, c, minSumCols), max(1, maxPartialFloats/(r*r)))
-	// Group 0 accumulates straight into g; the others into partials.
-	partial := make([]blas64.Symmetric, groups)
-	pvec := make([][]float64, groups)
-	partial[0] = blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: gr.Stride, Data: gr.Data}
-	pvec[0] = av
-	var bufs []*[]float64
-	for k := 1; k < groups; k++ {
-		b := getBuf(r*r + r)
-		bufs = append(bufs, b)
-		partial[k] = blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: (*b)[:r*r]}
-		pvec[k] = (*b)[r*r:]
-	}
 	step := gramChunk
 	var tri blas64.Triangular
-	if l != nil {
-		tri = lowerOf("AddWhitenedGramVec", l, a)
+	if s.l != nil {
+		tri = lowerOf("AddWhitenedGramVec", s.l, a)
 		step = whitenCols
 	}
+	bounds := s.groups(c, step)
+	groups := len(bounds) - 1
+	for len(s.parts) < groups-1 {
+		s.parts = append(s.parts, getBuf(r*r+r))
+	}
+	gr := s.g.RawMatrix()
+	partial := func(k int) (blas64.Symmetric, []float64) {
+		if k == 0 {
+			return blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: gr.Stride, Data: gr.Data}, s.av
+		}
+		p := *s.parts[k-1]
+		return blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: p[:r*r]}, p[r*r:]
+	}
+	widest := 0
+	for k := range groups {
+		widest = max(widest, bounds[k+1]-bounds[k])
+	}
 	forBlocks(groups, syrkThreads(), func(k int) {
-		glo, ghi := blockBounds(k, groups, c)
+		glo, ghi := bounds[k], bounds[k+1]
+		sym, pv := partial(k)
+		// Equal blocks of about step columns: a group of 524 columns is
+		// one block, not 512 and a 12-column remainder (a rank-12 update
+		// that reads and writes the whole partial for little work).
+		nb := max(1, (ghi-glo+step/2)/step)
 		var scratch *[]float64
-		if l != nil {
-			scratch = getBuf(r * min(step, ghi-glo))
+		if s.l != nil {
+			scratch = getBuf(r * ((widest + nb - 1) / nb))
 			defer putBuf(scratch)
 		}
-		for lo := glo; lo < ghi; lo += step {
-			hi := min(lo+step, ghi)
+		for b := range nb {
+			lo, hi := glo+b*(ghi-glo)/nb, glo+(b+1)*(ghi-glo)/nb
 			blk := colView(ar, lo, hi)
-			if l != nil {
+			if s.l != nil {
 				blk = whitenBlock(tri, blk, *scratch)
 			}
-			blas64.Syrk(blas.NoTrans, 1, blk, 1, partial[k])
+			blas64.Syrk(blas.NoTrans, 1, blk, 1, sym)
 			if v != nil {
-				blas64.Gemv(blas.NoTrans, 1, blk, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, 1, blas64.Vector{N: r, Inc: 1, Data: pvec[k]})
+				blas64.Gemv(blas.NoTrans, 1, blk, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, 1, blas64.Vector{N: r, Inc: 1, Data: pv})
 			}
 		}
 	})
-	for k := 1; k < groups; k++ {
-		p := partial[k].Data
+}
+
+// Finish adds the partials into g and av, in order, and returns their
+// memory to the pool; the GramSum is empty again afterwards.
+func (s *GramSum) Finish() {
+	r := s.r
+	gr := s.g.RawMatrix()
+	for _, b := range s.parts {
+		p := *b
 		for i := 0; i < r; i++ {
 			row, src := gr.Data[i*gr.Stride+i:i*gr.Stride+r], p[i*r+i:(i+1)*r]
 			for j, x := range src {
 				row[j] += x
 			}
 		}
-		if v != nil {
-			for i, x := range pvec[k] {
-				av[i] += x
+		if s.av != nil {
+			for i, x := range p[r*r:] {
+				s.av[i] += x
 			}
 		}
-	}
-	for _, b := range bufs {
 		putBuf(b)
 	}
+	s.parts = s.parts[:0]
 }
 
 // whitenBlock copies blk into scratch and returns L⁻¹blk there.
@@ -278,38 +347,78 @@ func WhitenedAdjointTo(out, t, l, a *mat.Dense, u, v []float64) {
 	tri := lowerOf("WhitenedAdjoint", l, a)
 	trw := t.RawMatrix()
 	or := out.RawMatrix()
-	forColBlocks(r, c, minBlockCols, gemmThreads(), func(glo, ghi int) {
-		scratch := getBuf(r * min(whitenCols, ghi-glo))
+	var bounds []int
+	if splitCols(r, c, minBlockCols) == 1 {
+		bounds = []int{0, c}
+	} else {
+		bounds = taperedBlocks(c, whitenCols, minBlockCols)
+	}
+	widest := 0
+	for b := 1; b < len(bounds); b++ {
+		widest = max(widest, bounds[b]-bounds[b-1])
+	}
+	forBlocks(len(bounds)-1, gemmThreads(), func(b int) {
+		lo, hi := bounds[b], bounds[b+1]
+		// One size for every block, so that the pool's buffers fit them all.
+		scratch := getBuf(r * widest)
 		defer putBuf(scratch)
-		for lo := glo; lo < ghi; lo += whitenCols {
-			hi := min(lo+whitenCols, ghi)
-			w := whitenBlock(tri, colView(ar, lo, hi), *scratch)
-			blk := colView(or, lo, hi)
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, trw, w, 0, blk)
-			if u != nil {
-				blas64.Ger(1, blas64.Vector{N: r, Inc: 1, Data: u}, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, blk)
-			}
+		w := whitenBlock(tri, colView(ar, lo, hi), *scratch)
+		blk := colView(or, lo, hi)
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, trw, w, 0, blk)
+		if u != nil {
+			blas64.Ger(1, blas64.Vector{N: r, Inc: 1, Data: u}, blas64.Vector{N: hi - lo, Inc: 1, Data: v[lo:hi]}, blk)
 		}
 	})
 }
 
-// bufPool recycles the partial sums and scratch blocks of AddGramVec and
-// WhitenedAdjoint, so that a bound summed
-// over many chunks, step after step, does not grow the heap.
-var bufPool sync.Pool
+// taperedBlocks splits c columns into blocks of at most width columns
+// that narrow towards the end, and returns their bounds: counted from the
+// end, each block is a third of the columns after it, at least minWidth
+// (the first block takes what is left, up to width + minWidth). Taken in
+// order from a shared counter, the last blocks are short, so the cores
+// finish together: with equal blocks of 512 columns one core idled for
+// half a block (about 4 ms at M = 500) at the end of every chunk of Kuf.
+func taperedBlocks(c, width, minWidth int) []int {
+	var sizes []int // from the end
+	for covered := 0; covered < c; {
+		w := min(width, max(minWidth, covered/3), c-covered)
+		sizes = append(sizes, w)
+		covered += w
+	}
+	if k := len(sizes); k > 1 && sizes[k-1] < minWidth {
+		sizes[k-2] += sizes[k-1]
+		sizes = sizes[:k-1]
+	}
+	bounds := []int{0}
+	for i := len(sizes) - 1; i >= 0; i-- {
+		bounds = append(bounds, bounds[len(bounds)-1]+sizes[i])
+	}
+	return bounds
+}
+
+// bufPools recycle the partial sums and scratch blocks of AddGramVec and
+// WhitenedAdjoint, so that a bound summed over many chunks, step after
+// step, does not grow the heap. One pool per power-of-two capacity: a
+// single pool handing a small buffer to a larger request would drop it
+// and allocate, as blocks of several widths ask in turn.
+var bufPools [64]sync.Pool
+
+// bufClass is the pool of buffers of capacity 2^bufClass(n) ≥ n.
+func bufClass(n int) int { return bits.Len(uint(max(n, 1) - 1)) }
 
 // getBuf returns a zeroed buffer of n floats.
 func getBuf(n int) *[]float64 {
-	if b, ok := bufPool.Get().(*[]float64); ok && cap(*b) >= n {
+	c := bufClass(n)
+	if b, ok := bufPools[c].Get().(*[]float64); ok {
 		*b = (*b)[:n]
 		clear(*b)
 		return b
 	}
-	b := make([]float64, n)
+	b := make([]float64, n, 1<<c)
 	return &b
 }
 
-func putBuf(b *[]float64) { bufPool.Put(b) }
+func putBuf(b *[]float64) { bufPools[bufClass(cap(*b))].Put(b) }
 
 // GramAdjoint returns (Ḡ + Ḡᵀ) A + u vᵀ for an r×r Ḡ, an r×c A, and
 // optional u (length r) and v (length c): the gradient with respect to A of

@@ -309,3 +309,26 @@ func diagDominantLower(rng *rand.Rand, n int) *mat.Dense {
 	}
 	return l
 }
+
+// taperedBlocks covers [0, c) with blocks of at most width (+ minWidth for
+// the last), none narrower than minWidth unless c is, narrowing at the end.
+func TestTaperedBlocks(t *testing.T) {
+	for _, c := range []int{1, 63, 64, 65, 200, 511, 512, 1000, 4194, 20000} {
+		b := taperedBlocks(c, 512, 64)
+		if b[0] != 0 || b[len(b)-1] != c {
+			t.Fatalf("c=%d: bounds %v do not cover [0, c)", c, b)
+		}
+		for i := 1; i < len(b); i++ {
+			w := b[i] - b[i-1]
+			if w > 512+64 || (w < 64 && c >= 64) || w <= 0 {
+				t.Fatalf("c=%d: block %d is %d wide (bounds %v)", c, i-1, w, b)
+			}
+			if i >= 3 && w > b[i-1]-b[i-2] {
+				t.Fatalf("c=%d: block %d (%d) wider than the one before (bounds %v)", c, i-1, w, b)
+			}
+		}
+		if c == 4194 {
+			t.Logf("c=%d: %v", c, b)
+		}
+	}
+}
