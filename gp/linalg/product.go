@@ -10,8 +10,10 @@ import (
 
 // lowerRows is the height of the row blocks of LowerMulTTo: the diagonal
 // block of each computes its (unused) upper triangle too, a fraction
-// lowerRows/(2n) of the work.
-const lowerRows = 128
+// lowerRows/(2n) of the work. 64 rather than 128 halves that and, at
+// n = 500, splits the triangle into 8 blocks instead of 4, so both cores
+// finish together (SVGP recipe step 1.7% faster, median of 5).
+const lowerRows = 64
 
 // LowerMulTTo sets the lower triangle of the n×n dst to
 //
