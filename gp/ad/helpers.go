@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -52,21 +53,30 @@ const parallelElems = 1 << 16
 
 // byRows calls f on row ranges covering [0, r), concurrently when the
 // matrix has more than parallelElems entries. Each row is handled by exactly
-// one call, so results do not depend on the split.
+// one call, so results do not depend on the split. The ranges, four per
+// core, are taken from a shared counter: the rows of a triangular factor
+// cost from 1 to n, and with one range per core the core holding the long
+// rows finished last (0.3–0.4 ms alone per such pass at M = 500).
 func byRows(r, c int, f func(i0, i1 int)) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 || r < 2 || r*c < parallelElems {
 		f(0, r)
 		return
 	}
+	ranges := min(r, 4*workers)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	chunk := (r + workers - 1) / workers
-	for i0 := 0; i0 < r; i0 += chunk {
-		i1 := min(i0+chunk, r)
+	for range min(workers, ranges) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f(i0, i1)
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= ranges {
+					return
+				}
+				f(k*r/ranges, (k+1)*r/ranges)
+			}
 		}()
 	}
 	wg.Wait()
