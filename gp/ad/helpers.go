@@ -3,10 +3,10 @@ package ad
 import (
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/internal/workers"
 )
 
 // shapeOf formats a node's shape for panic messages.
@@ -58,28 +58,13 @@ const parallelElems = 1 << 16
 // cost from 1 to n, and with one range per core the core holding the long
 // rows finished last (0.3–0.4 ms alone per such pass at M = 500).
 func byRows(r, c int, f func(i0, i1 int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || r < 2 || r*c < parallelElems {
+	procs := runtime.GOMAXPROCS(0)
+	if procs < 2 || r < 2 || r*c < parallelElems {
 		f(0, r)
 		return
 	}
-	ranges := min(r, 4*workers)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, ranges) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= ranges {
-					return
-				}
-				f(k*r/ranges, (k+1)*r/ranges)
-			}
-		}()
-	}
-	wg.Wait()
+	ranges := min(r, 4*procs)
+	workers.Run(ranges, procs, func(k int) { f(k*r/ranges, (k+1)*r/ranges) })
 }
 
 // unary returns f applied elementwise to a as a new matrix.

@@ -50,7 +50,7 @@ func cholNode(l *mat.Dense, a *Node) *Node {
 }
 
 // cholBlock is the panel width of the blocked Cholesky adjoint.
-const cholBlock = 128
+const cholBlock = 64
 
 // cholBackward returns the symmetric Ā for L = chol(A) given L̄. It runs
 // the blocked forward factorisation backwards (Murray 2016, "blocked

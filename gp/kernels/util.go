@@ -2,12 +2,11 @@ package kernels
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
+	"sgplab/gp/internal/workers"
 	"sgplab/gp/linalg"
 )
 
@@ -29,29 +28,10 @@ func parallelRows(n, cols int, fn func(r0, r1 int)) {
 		fn(0, n)
 		return
 	}
-	workers := min(runtime.GOMAXPROCS(0), chunks)
-	if workers < 2 {
-		for r0 := 0; r0 < n; r0 += chunkRows {
-			fn(r0, min(r0+chunkRows, n))
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				r0 := int(next.Add(chunkRows)) - chunkRows
-				if r0 >= n {
-					return
-				}
-				fn(r0, min(r0+chunkRows, n))
-			}
-		}()
-	}
-	wg.Wait()
+	workers.Run(chunks, runtime.GOMAXPROCS(0), func(c int) {
+		r0 := c * chunkRows
+		fn(r0, min(r0+chunkRows, n))
+	})
 }
 
 // rowChunks is the number of row ranges parallelRows hands to fn (the

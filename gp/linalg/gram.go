@@ -5,11 +5,12 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/gp/internal/workers"
 )
 
 // The O(NM²) products of the collapsed bound (A Aᵀ and its adjoint S A for a
@@ -77,29 +78,7 @@ func blockBounds(b, n, c int) (lo, hi int) {
 // takes fewer of them; which goroutine runs a block must not (and, for
 // every caller, does not) change what the block computes.
 func forBlocks(n, threads int, f func(b int)) {
-	workers := min(n, procs()/max(threads, 1))
-	if workers < 2 {
-		for b := range n {
-			f(b)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				b := int(next.Add(1)) - 1
-				if b >= n {
-					return
-				}
-				f(b)
-			}
-		}()
-	}
-	wg.Wait()
+	workers.Run(n, procs()/max(threads, 1), f)
 }
 
 // forColBlocks calls f(lo, hi) on the fixed column blocks of an r×c problem
