@@ -10,7 +10,10 @@
 // passes with respect to the hyperparameters and both inputs, so inducing
 // inputs can be optimised. Pairwise squared distances go through one matrix
 // product (‖x‖² + ‖z‖² − 2xzᵀ) and large matrices are filled in row chunks
-// on all cores.
+// on all cores. The squared exponential's e^(−r²/2) uses a table-driven
+// exponential within 0.51 ulp (math.Exp promises 1), four entries at a time
+// with AVX2 on amd64 and one at a time elsewhere, with the same bits
+// either way (exp.go).
 //
 // # Conventions
 //
