@@ -14,11 +14,16 @@ const spinFor = 200 * time.Microsecond
 
 // A job is one loop: indices [0, n) handed out by a counter.
 type job struct {
-	n     int64
-	f     func(i int)
-	next  atomic.Int64
-	done  atomic.Int64
-	slots atomic.Int64 // pool workers that may still join
+	n        int64
+	f        func(i int)
+	next     atomic.Int64
+	done     atomic.Int64
+	slots    atomic.Int64  // pool workers that may still join
+	finished chan struct{} // closed when all n indices have returned
+}
+
+func newJob(n int, f func(int)) *job {
+	return &job{n: int64(n), f: f, finished: make(chan struct{})}
 }
 
 // work runs indices of j until none is left.
@@ -29,7 +34,9 @@ func (j *job) work() {
 			return
 		}
 		j.f(int(i))
-		j.done.Add(1)
+		if j.done.Add(1) == j.n {
+			close(j.finished)
+		}
 	}
 }
 
@@ -99,7 +106,7 @@ func Run(n, goroutines int, f func(i int)) {
 		return
 	}
 	defer busy.Unlock()
-	j := &job{n: int64(n), f: f}
+	j := newJob(n, f)
 	j.slots.Store(int64(goroutines - 1))
 	current.Store(j)
 	seq.Add(1)
@@ -110,15 +117,15 @@ func Run(n, goroutines int, f func(i int)) {
 		}
 	}
 	j.work()
-	for j.done.Load() < j.n {
-		runtime.Gosched()
-	}
+	// Wait asleep, not spinning: a spinning core would hold down the clock
+	// of the one finishing the last index (4% on a split dgemm).
+	<-j.finished
 	current.Store(nil)
 }
 
 // spawn is Run on goroutines started for this loop alone.
 func spawn(n, goroutines int, f func(i int)) {
-	j := &job{n: int64(n), f: f}
+	j := newJob(n, f)
 	var wg sync.WaitGroup
 	for range goroutines - 1 {
 		wg.Add(1)
