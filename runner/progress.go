@@ -135,20 +135,42 @@ type progress struct {
 	costLeft  float64            // of the runs not finished yet
 	costDone  float64            // of the runs this worker finished
 	timeDone  time.Duration      // their wall time
-	current   map[string]string  // run id → status text
+	class     map[string]string  // run id → its costClass
+	classes   map[string]*classCost
+	current   map[string]string // run id → status text
 	lastDraw  time.Time
 	drawn     bool
 	runStarts map[string]time.Time
 	waitMsg   string
 }
 
+// classCost is the cost accounting of one costClass: the cost model
+// counts flops, so how many seconds a unit of it takes depends on the
+// procedure (an MC objective, a closed-form one, a step with no training),
+// and a grid's runs share one.
+type classCost struct {
+	left, done float64
+	timeDone   time.Duration
+}
+
+// costClass groups runs whose time per unit of Cost is alike: one grid of
+// one experiment, one method.
+func costClass(s *RunSpec) string { return s.Experiment + "\x00" + s.Grid + "\x00" + s.Method }
+
 func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(*RunSpec) int) *progress {
 	p := &progress{w: w, tty: tty, total: len(todo), skipped: skipped, swept: Swept(todo),
-		cost: map[string]float64{}, current: map[string]string{}, runStarts: map[string]time.Time{}}
+		cost: map[string]float64{}, current: map[string]string{}, runStarts: map[string]time.Time{},
+		class: map[string]string{}, classes: map[string]*classCost{}}
 	for _, s := range todo {
 		c := Cost(s, size)
 		p.cost[s.ID] = c
 		p.costLeft += c
+		k := costClass(s)
+		p.class[s.ID] = k
+		if p.classes[k] == nil {
+			p.classes[k] = &classCost{}
+		}
+		p.classes[k].left += c
 	}
 	if skipped > 0 {
 		fmt.Fprintf(w, "%d runs already done in the database (resume); %d to run\n", skipped, len(todo))
@@ -156,19 +178,51 @@ func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(
 	return p
 }
 
-// prefix is "[done/total]" and, once a run finished, the ETA: the
-// remaining runs' expected cost at the time per unit of cost measured so far.
+// prefix is "[done/total]" and, once a run finished, the ETA: each
+// class's remaining expected cost at the time per unit of cost measured on
+// its own finished runs, or on all finished runs for a class with none
+// yet. (One rate for the whole sweep showed 2 h 20 min halfway through the
+// VOF quick profile, which ended 4 min later: its first grids cost far
+// more time per flop-counted unit than its last.)
 func (p *progress) prefix() string {
 	s := fmt.Sprintf("[%d/%d]", p.finished, p.total)
 	if p.costDone > 0 && p.finished < p.total {
-		rate := float64(p.timeDone) / p.costDone
-		left := rate * p.costLeft         // in float: a huge cost must not overflow a Duration
-		for id, t0 := range p.runStarts { // in flight: subtract what they already ran
-			left -= min(float64(time.Since(t0)), rate*p.cost[id])
+		global := float64(p.timeDone) / p.costDone
+		rate := func(k string) float64 {
+			if c := p.classes[k]; c != nil && c.done > 0 {
+				return float64(c.timeDone) / c.done
+			}
+			return global
 		}
-		s += " ETA " + formatETA(left)
+		left := 0.0 // in float: a huge cost must not overflow a Duration
+		for _, k := range sortedKeys(p.classes) {
+			left += rate(k) * p.classes[k].left
+		}
+		for id, t0 := range p.runStarts { // in flight: subtract what they already ran
+			left -= min(float64(time.Since(t0)), rate(p.class[id])*p.cost[id])
+		}
+		s += " ETA " + formatETA(max(left, 0))
 	}
 	return s
+}
+
+// settle moves a run's cost out of what is left, and (done) into its
+// class's measured rate.
+func (p *progress) settle(spec *RunSpec, done bool, took time.Duration) {
+	c := p.cost[spec.ID]
+	p.costLeft -= c
+	cl := p.classes[p.class[spec.ID]]
+	if cl != nil {
+		cl.left -= c
+	}
+	if done {
+		p.costDone += c
+		p.timeDone += took
+		if cl != nil {
+			cl.done += c
+			cl.timeDone += took
+		}
+	}
 }
 
 func (p *progress) label(spec *RunSpec) string { return spec.ShortLabel(p.swept) }
@@ -212,11 +266,7 @@ func (p *progress) finish(spec *RunSpec, rec results.Run, ms []results.Metric) {
 	delete(p.current, spec.ID)
 	took := time.Since(p.runStarts[spec.ID])
 	delete(p.runStarts, spec.ID)
-	p.costLeft -= p.cost[spec.ID]
-	if rec.Status == results.StatusDone {
-		p.costDone += p.cost[spec.ID]
-		p.timeDone += took
-	}
+	p.settle(spec, rec.Status == results.StatusDone, took)
 	var b strings.Builder
 	for _, m := range ms {
 		switch m.Name {
@@ -245,7 +295,7 @@ func (p *progress) byOther(spec *RunSpec, status string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finished++
-	p.costLeft -= p.cost[spec.ID]
+	p.settle(spec, false, 0)
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
 	}

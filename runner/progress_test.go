@@ -93,6 +93,34 @@ func TestETAFromCost(t *testing.T) {
 	}
 }
 
+// TestETAByClass: each grid's remaining runs are costed at the time per
+// unit of cost of its own finished runs; a grid with none finished at the
+// sweep's. Two runs left in a grid whose first run took 1 s take 2 s, not
+// the 10 s that the other grid's 9 s run would make of one common rate.
+func TestETAByClass(t *testing.T) {
+	run := func(id, grid string) *RunSpec {
+		return &RunSpec{ID: id, Experiment: "e", Grid: grid, Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: 9}
+	}
+	a1, a2, a3, b1, c1 := run("a1", "fast"), run("a2", "fast"), run("a3", "fast"), run("b1", "slow"), run("c1", "new")
+	for _, tc := range []struct {
+		todo []*RunSpec
+		want string
+	}{
+		{[]*RunSpec{a1, a2, a3, b1}, "[2/4] ETA 2s"},
+		// c1's grid has no finished run: the sweep's 5 s per run.
+		{[]*RunSpec{a1, a2, b1, c1}, "[2/4] ETA 6s"},
+	} {
+		p := newProgress(&bytes.Buffer{}, false, tc.todo, 0, func(*RunSpec) int { return 100 })
+		p.runStarts["a1"] = time.Now().Add(-time.Second)
+		p.finish(a1, results.Run{Status: results.StatusDone}, nil)
+		p.runStarts["b1"] = time.Now().Add(-9 * time.Second)
+		p.finish(b1, results.Run{Status: results.StatusDone}, nil)
+		if got := p.prefix(); got != tc.want {
+			t.Errorf("prefix %q, want %q", got, tc.want)
+		}
+	}
+}
+
 // TestETAHuge: an ETA beyond what a Duration holds (an exact method costed
 // on millions of rows) is shown bounded, never as an overflowed value.
 func TestETAHuge(t *testing.T) {
