@@ -129,9 +129,11 @@ func cholRevUnblocked(t *Tape, l, lbar *mat.Dense) {
 	st := t.copyOf(p.T())
 	defer t.Recycle(st)
 	linalg.SolveLowerTInPlace(l, st)
+	lr, sr := lbar.RawMatrix(), st.RawMatrix()
 	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			lbar.Set(i, j, st.At(i, j)+st.At(j, i))
+		row, si := lr.Data[i*lr.Stride:i*lr.Stride+i+1], sr.Data[i*sr.Stride:]
+		for j := range row {
+			row[j] = si[j] + sr.Data[j*sr.Stride+i]
 		}
 	}
 	phi(lbar)
