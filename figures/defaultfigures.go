@@ -74,16 +74,16 @@ func pointOf(c *config, metric string, x float64) (dpoint, bool) {
 // lineSet is the series of one figure, in legend order.
 type lineSet struct {
 	keys   []string
-	labels map[string]string
+	labels map[string]legendText
 	style  map[string]int // series style index
 	pts    map[string][]dpoint
 }
 
 func newLineSet() *lineSet {
-	return &lineSet{labels: map[string]string{}, style: map[string]int{}, pts: map[string][]dpoint{}}
+	return &lineSet{labels: map[string]legendText{}, style: map[string]int{}, pts: map[string][]dpoint{}}
 }
 
-func (ls *lineSet) add(key, label string, style int, p dpoint) {
+func (ls *lineSet) add(key string, label legendText, style int, p dpoint) {
 	if _, ok := ls.pts[key]; !ok {
 		ls.keys = append(ls.keys, key)
 		ls.labels[key], ls.style[key] = label, style
@@ -136,7 +136,7 @@ func (ls *lineSet) draw(p *plot.Plot, errorBars bool) ([]legendItem, bool, error
 		if tags := tagLabels(pts, seriesColor(i)); tags != nil {
 			p.Add(tags)
 		}
-		items = append(items, legendItem{label: ls.labels[k], thumbs: []plot.Thumbnailer{line, sc}})
+		items = append(items, ls.labels[k].item(line, sc))
 	}
 	return items, anyHollow, nil
 }
@@ -222,9 +222,36 @@ func (g markGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 	c.Fill(path)
 }
 
-// seriesLabel is a series' legend label, method names through [report.labels].
-func (d *defaultReport) seriesLabel(c *config, except string, rc *renderCtx) string {
-	return strings.Join(append([]string{rc.label(c.method)}, d.distinctPairs(c, except)...), " ")
+// legendText is a legend label: a name (a method's, through
+// [report.labels]) and the detail that tells entries apart.
+type legendText struct{ name, detail string }
+
+func (t legendText) String() string {
+	if t.detail == "" {
+		return t.name
+	}
+	return t.name + " " + t.detail
+}
+
+// with appends to the detail.
+func (t legendText) with(s string) legendText {
+	t.detail = strings.TrimSpace(t.detail + " " + s)
+	return t
+}
+
+// item is the legend entry; shortening spares the detail.
+func (t legendText) item(thumbs ...plot.Thumbnailer) legendItem {
+	keep := 0
+	if t.detail != "" {
+		keep = utf8.RuneCountInString(t.detail) + 1
+	}
+	return legendItem{label: t.String(), keep: keep, thumbs: thumbs}
+}
+
+// seriesLabel is a series' legend label: its method and the values of the
+// method's distinguishing parameters but except.
+func (d *defaultReport) seriesLabel(c *config, except string, rc *renderCtx) legendText {
+	return legendText{name: rc.label(c.method), detail: strings.Join(d.distinctPairs(c, except), " ")}
 }
 
 // capitalize upper-cases the first letter.
@@ -410,9 +437,8 @@ func (d *defaultReport) drawRefs(p *plot.Plot, refs []*config, metric string, xs
 		}
 		l.LineStyle = draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
 		p.Add(l)
-		label := d.seriesLabel(c, "", rc) + " (exact)"
-		items = append(items, legendItem{label: label, thumbs: []plot.Thumbnailer{l}})
-		names = append(names, d.seriesLabel(c, "", rc))
+		items = append(items, d.seriesLabel(c, "", rc).with("(exact)").item(l))
+		names = append(names, d.seriesLabel(c, "", rc).String())
 	}
 	return items, names
 }
@@ -436,7 +462,7 @@ func (d *defaultReport) againstParam(ds string, q quality, ax string, rc *render
 	}
 	var keys []skey
 	byKey := map[skey][]dpoint{}
-	labels := map[skey]string{}
+	labels := map[skey]legendText{}
 	var xs []float64
 	for _, c := range d.configs {
 		if c.dataset != ds || !isDistinct(d.distinct[c.method], ax) {
@@ -454,7 +480,7 @@ func (d *defaultReport) againstParam(ds string, q quality, ax string, rc *render
 		k := skey{series: d.seriesWithout(c, ax)}
 		if len(ms[c.method]) > 1 {
 			k.m = c.m
-			label += " M=" + strconv.FormatFloat(c.m, 'g', -1, 64)
+			label = label.with("M=" + strconv.FormatFloat(c.m, 'g', -1, 64))
 		}
 		if _, ok := byKey[k]; !ok {
 			keys = append(keys, k)
@@ -564,11 +590,11 @@ func (d *defaultReport) pareto(ds string, rc *renderCtx) *figure {
 		label := d.seriesLabel(c, "", rc)
 		if !math.IsNaN(c.m) {
 			pt.tag = strconv.FormatFloat(c.m, 'g', -1, 64)
-			label += " M=" + pt.tag
+			label = label.with("M=" + pt.tag)
 		}
 		ls.add(strconv.Itoa(c.series), d.seriesLabel(c, "", rc), c.series, pt)
 		xs = append(xs, x)
-		fps = append(fps, frontPoint{x: x, y: pt.y, label: label})
+		fps = append(fps, frontPoint{x: x, y: pt.y, label: label.String()})
 	}
 	if len(ls.keys) == 0 {
 		return nil
@@ -636,7 +662,7 @@ func (ls *lineSet) drawOrdered(p *plot.Plot) ([]legendItem, bool, error) {
 		if tags := tagLabels(pts, seriesColor(i)); tags != nil {
 			p.Add(tags)
 		}
-		items = append(items, legendItem{label: ls.labels[k], thumbs: []plot.Thumbnailer{line, sc}})
+		items = append(items, ls.labels[k].item(line, sc))
 	}
 	return items, anyHollow, nil
 }
@@ -717,12 +743,12 @@ func (d *defaultReport) traceFigure(ds string, traced []tracedRun, traces map[st
 		if v, ok := t.run.Metrics[convergedMetric]; ok && v == 0 {
 			what += ", not converged"
 		}
-		p.Title.Text = d.seriesLabel(t.c, "", rc) + "\n" + what
+		p.Title.Text = d.seriesLabel(t.c, "", rc).String() + "\n" + what
 		if _, err := f.drawTrace(p, spec, []*run{t.run}, traces, t.c.series, ""); err != nil {
 			f.warnings = append(f.warnings, err.Error())
 		}
 		f.panels = append(f.panels, p)
-		which = append(which, d.seriesLabel(t.c, "", rc)+" "+what)
+		which = append(which, d.seriesLabel(t.c, "", rc).String()+" "+what)
 	}
 	if len(f.panels) == 1 {
 		f.panels[0].Title.Text = wrapTitle(f.title, maxTitleRunes) + "\n" + f.panels[0].Title.Text

@@ -493,18 +493,27 @@ func TestLegendBelowFitsWidth(t *testing.T) {
 	long := "sgpr " + strings.Repeat("lengthscales=[0.1, 0.2, 0.3, 0.4] ", 6)
 	for _, tc := range []struct {
 		name   string
-		labels []string
+		labels []legendText
 		cols   int
 	}{
-		{"short labels share a row", []string{"sgpr", "svgp", "vff", "gpr (exact)"}, 4},
-		{"a long label is shortened", []string{long, "svgp"}, 1},
+		{"short labels share a row", []legendText{{name: "sgpr"}, {name: "svgp"}, {name: "vff"}, {name: "gpr", detail: "(exact)"}}, 4},
+		{"a long label is shortened", []legendText{{name: long}, {name: "svgp"}}, 1},
+		{"long labels keep what tells them apart", []legendText{{name: long, detail: "lengthscale=0.5"}, {name: long, detail: "lengthscale=2"}}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var items []legendItem
 			for _, l := range tc.labels {
-				items = append(items, legendItem{label: l})
+				items = append(items, l.item())
 			}
 			l := layoutBelow(items, w)
+			if len(l.labels) == 2 && l.labels[0] == l.labels[1] {
+				t.Errorf("shortened labels %q are the same", l.labels)
+			}
+			for i, s := range l.labels {
+				if d := tc.labels[i].detail; !strings.HasSuffix(s, d) {
+					t.Errorf("label %q lost its detail %q", s, d)
+				}
+			}
 			if l.cols != tc.cols {
 				t.Errorf("columns = %d, want %d", l.cols, tc.cols)
 			}
@@ -516,7 +525,7 @@ func TestLegendBelowFitsWidth(t *testing.T) {
 				if labelWidth(s)+belowThumb+belowGap+2*belowPad > w {
 					t.Errorf("label %q is wider than the figure", s)
 				}
-				if s != tc.labels[i] && !strings.HasSuffix(s, "…") {
+				if s != tc.labels[i].String() && !strings.Contains(s, "…") {
 					t.Errorf("label %q shortened without an ellipsis", s)
 				}
 			}

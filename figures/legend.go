@@ -16,7 +16,10 @@ import (
 
 // legendItem is one entry of a legend drawn below the panels.
 type legendItem struct {
-	label  string
+	label string
+	// keep is how many runes at the end of label say what distinguishes
+	// the entry (e.g. " lengthscale=0.5"): shortening cuts before them.
+	keep   int
 	thumbs []plot.Thumbnailer
 }
 
@@ -52,7 +55,7 @@ func layoutBelow(items []legendItem, w vg.Length) belowLayout {
 	maxText := w - 2*belowPad - belowThumb - belowGap
 	l := belowLayout{labels: make([]string, len(items))}
 	for i, it := range items {
-		l.labels[i] = fitText(st, it.label, maxText)
+		l.labels[i] = fitText(st, it.label, it.keep, maxText)
 		if tw := belowThumb + belowGap + st.Rectangle(l.labels[i]).Max.X; tw > l.colW {
 			l.colW = tw
 		}
@@ -64,15 +67,23 @@ func layoutBelow(items []legendItem, w vg.Length) belowLayout {
 	return l
 }
 
-// fitText shortens s with a trailing "…" until it is at most w wide.
-func fitText(st text.Style, s string, w vg.Length) string {
+// fitText shortens s with "…" until it is at most w wide: the part before
+// its last keep runes first, so that entries differing only there stay
+// apart; then, if that is not enough, from the end.
+func fitText(st text.Style, s string, keep int, w vg.Length) string {
 	if st.Rectangle(s).Max.X <= w {
 		return s
 	}
 	r := []rune(s)
+	keep = min(max(keep, 0), len(r))
+	head, tail := r[:len(r)-keep], string(r[len(r)-keep:])
+	for n := len(head) - 1; n > 0 && keep > 0; n-- {
+		if t := string(head[:n]) + "…" + tail; st.Rectangle(t).Max.X <= w {
+			return t
+		}
+	}
 	for n := len(r) - 1; n > 0; n-- {
-		t := string(r[:n]) + "…"
-		if st.Rectangle(t).Max.X <= w {
+		if t := string(r[:n]) + "…"; st.Rectangle(t).Max.X <= w {
 			return t
 		}
 	}
