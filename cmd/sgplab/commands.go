@@ -508,8 +508,12 @@ metric, value) and run_params_v(run_id, method, dataset, split, seed, param, val
 
 func cmdReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", "CONFIG.toml", `Renders the config's [[table]]s (Markdown, CSV, LaTeX) and [[figure]]s (PNG, SVG)
-from the results database into out/<name>/, with index.md showing the paper's
-numbers beside ours. The report uses exactly the runs the current config
+from the results database into out/<name>/, with index.md showing a paper's
+numbers beside ours where the config gives them. A config without tables and
+figures (an ad-hoc sweep) gets the default report: per dataset, test NLPD and
+RMSE against the number of inducing variables (exact GPR as a reference line),
+a Pareto front of NLPD against training CPU time, the optimiser traces, and
+summary.md/summary.csv. The report uses exactly the runs the current config
 expands to for the profile: runs of the same grids left by an older version
 of the config are ignored and counted in index.md (sgplab results prune
 deletes them). Without a database yet, it says what is missing.`, stdout, stderr)
