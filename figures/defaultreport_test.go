@@ -582,3 +582,55 @@ func TestPaperWording(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryCSVParses: in every CSV a report writes (tables of a paper
+// config, the default report's summary), a column with any number holds
+// only numbers or empty cells, as pandas needs to read it as numeric, and
+// no cell is a dash standing for a missing value.
+func TestEveryCSVParses(t *testing.T) {
+	paperDir := t.TempDir()
+	spec, err := ParseReport("demo.toml", fixtureConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Render(spec, fixtureStore(t), paperDir, Options{Formats: []string{"svg"}}); err != nil {
+		t.Fatal(err)
+	}
+	sweepDir, _, _, _ := sweepReport(t, sweepOpts{gpr: true, sizeMetric: true, converged: true, noRMSE: true})
+	var files []string
+	for _, dir := range []string{paperDir, sweepDir} {
+		m, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+		files = append(files, m...)
+	}
+	if len(files) < 3 {
+		t.Fatalf("only %d CSV files: %v", len(files), files)
+	}
+	emptyCells := 0
+	for _, f := range files {
+		rows := readCSVFile(t, f)
+		for j, name := range rows[0] {
+			numeric := false
+			for _, r := range rows[1:] {
+				if _, err := strconv.ParseFloat(r[j], 64); err == nil {
+					numeric = true
+				}
+			}
+			for _, r := range rows[1:] {
+				v := r[j]
+				if v == "—" || v == "-" || v == "–" {
+					t.Errorf("%s: column %s has a dash for a missing value", filepath.Base(f), name)
+				}
+				if v == "" {
+					emptyCells++
+					continue
+				}
+				if _, err := strconv.ParseFloat(v, 64); numeric && err != nil {
+					t.Errorf("%s: column %s mixes numbers with %q", filepath.Base(f), name, v)
+				}
+			}
+		}
+	}
+	if emptyCells == 0 {
+		t.Error("no CSV has a missing value: the test proves nothing")
+	}
+}
