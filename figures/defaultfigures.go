@@ -91,14 +91,28 @@ func (ls *lineSet) add(key string, label legendText, style int, p dpoint) {
 	ls.pts[key] = append(ls.pts[key], p)
 }
 
+// lineStyle says how a line set is drawn.
+type lineStyle struct {
+	// byM joins a series' points in order of their tag (M) rather than of
+	// x (Pareto: cost need not grow with M).
+	byM bool
+	// errorBars of ±1 sample standard deviation in y.
+	errorBars bool
+	width     vg.Length // of the lines; 0: the series default
+}
+
 // draw adds every series to p and returns the legend entries and whether
 // any point is hollow.
-func (ls *lineSet) draw(p *plot.Plot, errorBars bool) ([]legendItem, bool, error) {
+func (ls *lineSet) draw(p *plot.Plot, st lineStyle) ([]legendItem, bool, error) {
 	var items []legendItem
 	anyHollow := false
 	for _, k := range ls.keys {
 		pts := ls.pts[k]
-		sort.SliceStable(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
+		if st.byM {
+			sort.SliceStable(pts, func(i, j int) bool { return lessValue(pts[i].tag, pts[j].tag) })
+		} else {
+			sort.SliceStable(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
+		}
 		i := ls.style[k]
 		xys := make(plotter.XYs, len(pts))
 		for j, pt := range pts {
@@ -110,13 +124,16 @@ func (ls *lineSet) draw(p *plot.Plot, errorBars bool) ([]legendItem, bool, error
 			return nil, false, err
 		}
 		line.LineStyle = seriesLine(i)
+		if st.width > 0 {
+			line.LineStyle.Width = st.width
+		}
 		sc, err := plotter.NewScatter(xys)
 		if err != nil {
 			return nil, false, err
 		}
 		sc.GlyphStyle = markStyle(i, false)
 		sc.GlyphStyleFunc = func(j int) draw.GlyphStyle { return markStyle(i, pts[j].hollow) }
-		if errorBars {
+		if st.errorBars {
 			var bars []point
 			for _, pt := range pts {
 				if pt.hi > pt.lo {
@@ -344,7 +361,7 @@ func (d *defaultReport) againstM(ds string, q quality, rc *renderCtx) *figure {
 	p.X.Label.Text = "inducing variables M"
 	p.Y.Label.Text = q.name + betterNote(q.lowerBetter)
 	valueAxis(&p.X, xs, 4)
-	items, hollow, err := ls.draw(p, true)
+	items, hollow, err := ls.draw(p, lineStyle{errorBars: true})
 	if err != nil {
 		f.warnings = append(f.warnings, err.Error())
 	}
@@ -456,9 +473,11 @@ func (d *defaultReport) againstParam(ds string, q quality, ax string, rc *render
 			ms[c.method][c.m] = true
 		}
 	}
+	// A line per method, its other distinguishing values and (where it
+	// varies) M, in the order of the configurations.
 	type skey struct {
-		series int
-		m      float64
+		method, rest string
+		m            float64
 	}
 	var keys []skey
 	byKey := map[skey][]dpoint{}
@@ -477,7 +496,7 @@ func (d *defaultReport) againstParam(ds string, q quality, ax string, rc *render
 			continue
 		}
 		label := d.seriesLabel(c, ax, rc)
-		k := skey{series: d.seriesWithout(c, ax)}
+		k := skey{method: c.method, rest: strings.Join(d.distinctValues(c, ax), "\x00")}
 		if len(ms[c.method]) > 1 {
 			k.m = c.m
 			label = label.with("M=" + strconv.FormatFloat(c.m, 'g', -1, 64))
@@ -492,23 +511,17 @@ func (d *defaultReport) againstParam(ds string, q quality, ax string, rc *render
 	if len(keys) == 0 {
 		return nil
 	}
-	sort.SliceStable(keys, func(i, j int) bool {
-		if keys[i].series != keys[j].series {
-			return keys[i].series < keys[j].series
-		}
-		return keys[i].m < keys[j].m
-	})
 	ls := newLineSet()
 	for i, k := range keys {
 		for _, pt := range byKey[k] {
-			ls.add(fmt.Sprint(k), labels[k], i, pt)
+			ls.add(fmt.Sprint(i), labels[k], i, pt)
 		}
 	}
 	f, p := newSingle(rc.title(fmt.Sprintf("%s against %s — %s", capitalize(q.name), ax, rc.label(ds))))
 	p.X.Label.Text = ax
 	p.Y.Label.Text = q.name + betterNote(q.lowerBetter)
 	valueAxis(&p.X, xs, 20)
-	items, hollow, err := ls.draw(p, true)
+	items, hollow, err := ls.draw(p, lineStyle{errorBars: true})
 	if err != nil {
 		f.warnings = append(f.warnings, err.Error())
 	}
@@ -526,17 +539,6 @@ func (d *defaultReport) againstParam(ds string, q quality, ax string, rc *render
 	f.describe = fmt.Sprintf("%s varies within %s; one line per method and value of its other varying parameters (and M where it varies); each point is the mean over splits and seeds, error bars ±1 sample standard deviation (%s profile).%s",
 		ax, strings.Join(methods, ", "), rc.profile, d.hollowNote(hollow))
 	return f
-}
-
-// seriesWithout identifies c's method and distinguishing values but ax.
-func (d *defaultReport) seriesWithout(c *config, ax string) int {
-	key := c.method + "\x00" + strings.Join(d.distinctValues(c, ax), "\x00")
-	for i, other := range d.configs {
-		if other.method+"\x00"+strings.Join(d.distinctValues(other, ax), "\x00") == key {
-			return i
-		}
-	}
-	return -1
 }
 
 // pareto draws test NLPD (else RMSE) against the training cost on one
@@ -599,11 +601,6 @@ func (d *defaultReport) pareto(ds string, rc *renderCtx) *figure {
 	if len(ls.keys) == 0 {
 		return nil
 	}
-	// A series' points joined in order of M, not of cost.
-	for _, k := range ls.keys {
-		pts := ls.pts[k]
-		sort.SliceStable(pts, func(i, j int) bool { return tagLess(pts[i].tag, pts[j].tag) })
-	}
 	f, p := newSingle(rc.title(fmt.Sprintf("%s against %s — %s", capitalize(q.name), cost.short, rc.label(ds))))
 	p.X.Label.Text = cost.name
 	p.Y.Label.Text = q.name + betterNote(true)
@@ -612,7 +609,7 @@ func (d *defaultReport) pareto(ds string, rc *renderCtx) *figure {
 	if _, log := p.X.Scale.(plot.LogScale); log {
 		p.X.Tick.Marker = logTicks{}
 	}
-	items, hollow, err := ls.drawOrdered(p)
+	items, hollow, err := ls.draw(p, lineStyle{byM: true, width: vg.Points(1)})
 	if err != nil {
 		f.warnings = append(f.warnings, err.Error())
 	}
@@ -628,43 +625,6 @@ func (d *defaultReport) pareto(ds string, rc *renderCtx) *figure {
 	f.describe = fmt.Sprintf("One point per configuration: mean %s against mean %s (metric %s) over splits and seeds; a method's points are joined in order of M, printed beside each point; grey dashed: the Pareto front, the configurations no other beats on both cost and %s (%s profile).%s",
 		q.name, cost.name, cost.metric, q.name, rc.profile, d.hollowNote(hollow))
 	return f
-}
-
-// tagLess orders point tags (M values) numerically.
-func tagLess(a, b string) bool { return lessValue(a, b) }
-
-// drawOrdered draws a line set whose points are already in drawing order
-// (lineSet.draw sorts by x), without error bars.
-func (ls *lineSet) drawOrdered(p *plot.Plot) ([]legendItem, bool, error) {
-	var items []legendItem
-	anyHollow := false
-	for _, k := range ls.keys {
-		pts := ls.pts[k]
-		i := ls.style[k]
-		xys := make(plotter.XYs, len(pts))
-		for j, pt := range pts {
-			xys[j] = plotter.XY{X: pt.x, Y: pt.y}
-			anyHollow = anyHollow || pt.hollow
-		}
-		line, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, false, err
-		}
-		line.LineStyle = seriesLine(i)
-		line.LineStyle.Width = vg.Points(1)
-		sc, err := plotter.NewScatter(xys)
-		if err != nil {
-			return nil, false, err
-		}
-		sc.GlyphStyle = markStyle(i, false)
-		sc.GlyphStyleFunc = func(j int) draw.GlyphStyle { return markStyle(i, pts[j].hollow) }
-		p.Add(line, sc)
-		if tags := tagLabels(pts, seriesColor(i)); tags != nil {
-			p.Add(tags)
-		}
-		items = append(items, ls.labels[k].item(line, sc))
-	}
-	return items, anyHollow, nil
 }
 
 // tracedRun is the run whose trace stands for a method on a dataset.

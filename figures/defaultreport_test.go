@@ -522,7 +522,7 @@ func TestLegendBelowFitsWidth(t *testing.T) {
 				t.Errorf("legend is %v wide, the figure %v", used, w)
 			}
 			for i, s := range l.labels {
-				if labelWidth(s)+belowThumb+belowGap+2*belowPad > w {
+				if belowStyle().Rectangle(s).Max.X+belowThumb+belowGap+2*belowPad > w {
 					t.Errorf("label %q is wider than the figure", s)
 				}
 				if s != tc.labels[i].String() && !strings.Contains(s, "…") {

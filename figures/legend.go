@@ -111,6 +111,3 @@ func drawBelow(c draw.Canvas, items []legendItem, l belowLayout) {
 		c.FillText(st, vg.Point{X: x + belowThumb + belowGap, Y: yMid}, l.labels[i])
 	}
 }
-
-// labelWidth is the drawn width of a legend label (for tests).
-func labelWidth(s string) vg.Length { return belowStyle().Rectangle(s).Max.X }
