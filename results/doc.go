@@ -8,7 +8,9 @@
 // finds the database locked by another process waits for the busy timeout
 // (DefaultBusyTimeout) and then fails with an error naming the file. Shards
 // written by `sgplab run --shard i/n` are combined with Merge, which is
-// idempotent by run id.
+// idempotent by run id and never replaces a run by a copy with a lesser
+// status (done > failed > interrupted = running); two done copies with
+// different results are a conflict unless a Prefer rule settles them.
 //
 // # Schema
 //

@@ -208,9 +208,19 @@ func scanRun(sc scanner) (Run, error) {
 
 // Metrics returns the metrics of run id sorted by name; NULL values read as NaN.
 func (s *Store) Metrics(runID string) ([]Metric, error) {
-	rows, err := s.db.QueryContext(context.Background(), "SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", runID)
+	out, err := readMetrics(context.Background(), s.db, runID)
 	if err != nil {
 		return nil, s.wrap("reading metrics of run "+runID, err)
+	}
+	return out, nil
+}
+
+// readMetrics reads the metrics of a run through q (a database or a
+// transaction).
+func readMetrics(ctx context.Context, q querier, runID string) ([]Metric, error) {
+	rows, err := q.QueryContext(ctx, "SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", runID)
+	if err != nil {
+		return nil, err
 	}
 	var out []Metric
 	for rows.Next() {
@@ -218,13 +228,13 @@ func (s *Store) Metrics(runID string) ([]Metric, error) {
 		var v sql.NullFloat64
 		if err := rows.Scan(&m.Name, &v); err != nil {
 			rows.Close()
-			return nil, s.wrap("reading metrics of run "+runID, err)
+			return nil, err
 		}
 		m.Value = floatOrNaN(v)
 		out = append(out, m)
 	}
 	if err := closeRows(rows); err != nil {
-		return nil, s.wrap("reading metrics of run "+runID, err)
+		return nil, err
 	}
 	return out, nil
 }
