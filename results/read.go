@@ -263,16 +263,29 @@ func (s *Store) Trace(runID string) ([]TracePoint, error) {
 	return out, nil
 }
 
-// Query runs one SQL statement and returns its column names and rows. Values
-// are nil (NULL), int64, float64, string or time.Time.
+// ErrNoStatement is the error of Query given SQL with no statement in it
+// (empty, blanks or comments).
+var ErrNoStatement = errors.New("results: no SQL statement to run")
+
+// Query runs SQL and returns the column names and rows of its last
+// statement. Values are nil (NULL), int64, float64, string or time.Time.
+// On a read-only store, a statement that would write anything is refused
+// before it runs (see Options.ReadOnly).
 func (s *Store) Query(sqlText string, args ...any) (cols []string, rows [][]any, err error) {
+	if strings.TrimSpace(sqlText) == "" {
+		return nil, nil, ErrNoStatement
+	}
+	s.guard.reset()
 	rs, err := s.db.QueryContext(context.Background(), sqlText, args...)
 	if err != nil {
-		return nil, nil, s.wrap("query", err)
+		return nil, nil, s.wrap("query", s.guard.explain(err))
 	}
 	defer rs.Close()
 	if cols, err = rs.Columns(); err != nil {
 		return nil, nil, s.wrap("query", err)
+	}
+	if len(cols) == 0 { // only comments, or a statement that returns nothing
+		return nil, nil, fmt.Errorf("%w in %q (a query returns columns)", ErrNoStatement, sqlText)
 	}
 	for rs.Next() {
 		vals := make([]any, len(cols))
@@ -296,7 +309,7 @@ func (s *Store) Query(sqlText string, args ...any) (cols []string, rows [][]any,
 		rows = append(rows, vals)
 	}
 	if err := rs.Err(); err != nil {
-		return nil, nil, s.wrap("query", err)
+		return nil, nil, s.wrap("query", s.guard.explain(err))
 	}
 	return cols, rows, nil
 }

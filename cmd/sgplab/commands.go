@@ -476,9 +476,13 @@ func staleRuns(dbPath string, files []*runner.File, specs []*runner.RunSpec) (ma
 }
 
 func cmdQuery(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("query", `"SQL"`, `Runs SQL against a results database (opened read-only). Tables: runs, metrics,
-traces, run_params; views: run_metrics(run_id, method, dataset, split, seed,
-metric, value) and run_params_v(run_id, method, dataset, split, seed, param, value, num).`, stdout, stderr)
+	fs := newFlags("query", `"SQL"`, `Runs SQL against a results database and prints the last statement's rows.
+Tables: runs, metrics, traces, run_params, artifacts, claims; views:
+run_metrics(run_id, method, dataset, split, seed, metric, value) and
+run_params_v(run_id, method, dataset, split, seed, param, value, num).
+Read-only: SELECT, WITH and informational PRAGMAs (table_info, user_version, …)
+run; SQLite itself refuses writes, schema changes, ATTACH, VACUUM, transactions
+and PRAGMAs that set values before they run (exit 1).`, stdout, stderr)
 	db := fs.String("db", "", "results database (required)")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	pos, err := parse(fs, args)
@@ -493,6 +497,8 @@ metric, value) and run_params_v(run_id, method, dataset, split, seed, param, val
 		return usageErr(fs, "--db is required: the results database to query")
 	case len(pos) != 1:
 		return usageErr(fs, "want exactly one SQL statement (quote it), got %d arguments", len(pos))
+	case strings.TrimSpace(pos[0]) == "":
+		return usageErr(fs, "the SQL is empty: give a statement, e.g. \"SELECT status, count(*) FROM runs GROUP BY status\"")
 	}
 	store, err := results.OpenReadOnly(*db)
 	if err != nil {
@@ -500,6 +506,9 @@ metric, value) and run_params_v(run_id, method, dataset, split, seed, param, val
 	}
 	defer store.Close()
 	cols, rows, err := store.Query(pos[0])
+	if errors.Is(err, results.ErrNoStatement) {
+		return usageErr(fs, "%v", err)
+	}
 	if err != nil {
 		return err
 	}
