@@ -102,7 +102,7 @@ func (g *readGuard) authorize(op int, arg1, arg2, _ string) int {
 		}
 		return g.refuse("PRAGMA " + name + " (not an informational pragma)")
 	case sqlite3.SQLITE_ATTACH:
-		return g.refuse(fmt.Sprintf("ATTACH of %q (VACUUM INTO attaches its target too)", arg1))
+		return g.refuse(fmt.Sprintf("attaching %q (ATTACH, or VACUUM, which attaches its target)", arg1))
 	}
 	if schemaTables[strings.ToLower(arg1)] && (op == sqlite3.SQLITE_INSERT || op == sqlite3.SQLITE_UPDATE || op == sqlite3.SQLITE_DELETE) {
 		return g.refuse("changing the schema") // how DROP and CREATE begin

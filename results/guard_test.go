@@ -165,14 +165,14 @@ func TestReadOnlyStoreErrorNamesRefusal(t *testing.T) {
 	_, db := scratchDB(t)
 	s := openQueryStore(t, db)
 	for q, want := range map[string]string{
-		"ATTACH 'new.db' AS n":           `refuses ATTACH of "new.db"`,
-		"VACUUM INTO '/tmp/anywhere.db'": `refuses ATTACH of "/tmp/anywhere.db" (VACUUM INTO attaches its target too)`,
+		"ATTACH 'new.db' AS n":           `refuses attaching "new.db"`,
+		"VACUUM INTO '/tmp/anywhere.db'": `refuses attaching "/tmp/anywhere.db" (ATTACH, or VACUUM, which attaches its target)`,
 		"PRAGMA writable_schema = ON":    "refuses PRAGMA writable_schema (not an informational pragma)",
 		"PRAGMA user_version = 99":       "refuses PRAGMA user_version = 99 (only reading it)",
 		"DELETE FROM runs":               "refuses DELETE from runs",
 		"DROP TABLE runs":                "refuses changing the schema",
 		"CREATE VIEW v AS SELECT 1":      "refuses changing the schema",
-		"ATTACH 'X.db' AS w":             `refuses ATTACH of "X.db"`,
+		"ATTACH 'X.db' AS w":             `refuses attaching "X.db"`,
 		"SELECT load_extension('x')":     "refuses the function load_extension",
 	} {
 		if _, _, err := s.Query(q); err == nil || !strings.Contains(err.Error(), want) {

@@ -887,7 +887,7 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 		var alien *results.ForeignError
 		switch {
 		case errors.As(err, &conflict):
-			return fmt.Errorf("%w\nsettle them with --prefer newer (the later-finished copy), older or dst (the copy %s holds), or compare them first: sgplab query --db DB \"SELECT * FROM run_metrics WHERE run_id = 'ID'\"", err, *out)
+			return fmt.Errorf("%w\nsettle them with --prefer newer, older or dst (keep the copy that finished later, earlier, or the one %s holds)", err, *out)
 		case errors.As(err, &alien):
 			return fmt.Errorf("%w\nmerge them anyway with --allow-foreign, or into separate databases", err)
 		case err != nil:

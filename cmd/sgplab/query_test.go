@@ -78,11 +78,11 @@ func TestQueryReadOnly(t *testing.T) {
 		code int
 		want string
 	}{
-		{"ATTACH DATABASE 'X.db' AS w; DELETE FROM w.runs", 1, `refuses ATTACH of "X.db"`},
-		{"ATTACH DATABASE 'X.db' AS w; UPDATE w.metrics SET value = 0", 1, `refuses ATTACH of "X.db"`},
-		{"ATTACH DATABASE 'X.db' AS w; DROP TABLE w.runs", 1, `refuses ATTACH of "X.db"`},
-		{"ATTACH 'new.db' AS n; CREATE TABLE n.t AS SELECT * FROM runs", 1, `refuses ATTACH of "new.db"`},
-		{"VACUUM INTO '" + filepath.Join(other, "anywhere.db") + "'", 1, "VACUUM INTO attaches its target"},
+		{"ATTACH DATABASE 'X.db' AS w; DELETE FROM w.runs", 1, `refuses attaching "X.db"`},
+		{"ATTACH DATABASE 'X.db' AS w; UPDATE w.metrics SET value = 0", 1, `refuses attaching "X.db"`},
+		{"ATTACH DATABASE 'X.db' AS w; DROP TABLE w.runs", 1, `refuses attaching "X.db"`},
+		{"ATTACH 'new.db' AS n; CREATE TABLE n.t AS SELECT * FROM runs", 1, `refuses attaching "new.db"`},
+		{"VACUUM INTO '" + filepath.Join(other, "anywhere.db") + "'", 1, "(ATTACH, or VACUUM, which attaches its target)"},
 		{"PRAGMA writable_schema = ON", 1, "refuses PRAGMA writable_schema"},
 		{"DELETE FROM runs", 1, "refuses DELETE from runs"},
 		{"SELECT 1; UPDATE metrics SET value = 0", 1, "refuses UPDATE of metrics"},
