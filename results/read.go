@@ -284,8 +284,8 @@ func (s *Store) Query(sqlText string, args ...any) (cols []string, rows [][]any,
 	if cols, err = rs.Columns(); err != nil {
 		return nil, nil, s.wrap("query", err)
 	}
-	if len(cols) == 0 { // only comments, or a statement that returns nothing
-		return nil, nil, fmt.Errorf("%w in %q (a query returns columns)", ErrNoStatement, sqlText)
+	if len(cols) == 0 && s.readOnly { // every statement a read-only store runs has columns: only comments
+		return nil, nil, fmt.Errorf("%w in %q", ErrNoStatement, sqlText)
 	}
 	for rs.Next() {
 		vals := make([]any, len(cols))

@@ -79,9 +79,10 @@ const DefaultBusyTimeout = 10 * time.Second
 
 // Options tune OpenWith.
 type Options struct {
-	// ReadOnly opens an existing database without write access, for any
-	// SQL: no statement run through the store can change a file (see
-	// readGuard).
+	// ReadOnly opens an existing database without write access, whatever
+	// the SQL: besides mode=ro and query_only, an SQLite authorizer on
+	// every connection refuses writes, schema changes, ATTACH, VACUUM,
+	// transactions and PRAGMAs that set values before they run.
 	ReadOnly bool
 	// BusyTimeout bounds the wait for another process's lock; zero means
 	// DefaultBusyTimeout.
