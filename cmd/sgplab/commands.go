@@ -476,9 +476,13 @@ func staleRuns(dbPath string, files []*runner.File, specs []*runner.RunSpec) (ma
 }
 
 func cmdQuery(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("query", `"SQL"`, `Runs SQL against a results database (opened read-only). Tables: runs, metrics,
-traces, run_params; views: run_metrics(run_id, method, dataset, split, seed,
-metric, value) and run_params_v(run_id, method, dataset, split, seed, param, value, num).`, stdout, stderr)
+	fs := newFlags("query", `"SQL"`, `Runs SQL against a results database and prints the last statement's rows.
+Tables: runs, metrics, traces, run_params, artifacts, claims; views:
+run_metrics(run_id, method, dataset, split, seed, metric, value) and
+run_params_v(run_id, method, dataset, split, seed, param, value, num).
+Read-only: SELECT, WITH and informational PRAGMAs (table_info, user_version, …)
+run; SQLite itself refuses writes, schema changes, ATTACH, VACUUM, transactions
+and PRAGMAs that set values before they run (exit 1).`, stdout, stderr)
 	db := fs.String("db", "", "results database (required)")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	pos, err := parse(fs, args)
@@ -493,6 +497,8 @@ metric, value) and run_params_v(run_id, method, dataset, split, seed, param, val
 		return usageErr(fs, "--db is required: the results database to query")
 	case len(pos) != 1:
 		return usageErr(fs, "want exactly one SQL statement (quote it), got %d arguments", len(pos))
+	case strings.TrimSpace(pos[0]) == "":
+		return usageErr(fs, "the SQL is empty: give a statement, e.g. \"SELECT status, count(*) FROM runs GROUP BY status\"")
 	}
 	store, err := results.OpenReadOnly(*db)
 	if err != nil {
@@ -500,6 +506,9 @@ metric, value) and run_params_v(run_id, method, dataset, split, seed, param, val
 	}
 	defer store.Close()
 	cols, rows, err := store.Query(pos[0])
+	if errors.Is(err, results.ErrNoStatement) {
+		return usageErr(fs, "%v", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -809,10 +818,15 @@ that experiments/csv.toml sweeps (dataset "csv": your own file in a grid).`, std
 }
 
 func cmdResults(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: one row per run: run_id, grid, method, dataset, split, seed, profile,
+	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db [--prefer newer|older|dst] [--allow-foreign] | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: one row per run: run_id, grid, method, dataset, split, seed, profile,
 status, error, then a column per parameter (p.NAME) and per metric (m.NAME);
 --grid, --method, --status, --profile filter; --long gives one row per run × metric.
 merge: combine shard databases into one, keyed by run id (merging again adds nothing).
+Of two copies of a run the higher status wins (done > failed > interrupted,
+running), so a done run is never replaced; of equal statuses the later one,
+but two done copies with different metrics (times aside) are a conflict that
+merges nothing unless --prefer settles it. Databases holding different
+experiments under one grid name are refused unless --allow-foreign.
 prune: delete the runs of the config's grids that the current config no longer
 expands to (left by an older version of it; reports already ignore them), with
 their metrics, traces, parameters and artifacts, in one transaction. Without
@@ -826,6 +840,8 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 	status := fs.String("status", "", "export: only runs with this status: done, failed, interrupted or running")
 	long := fs.Bool("long", false, "export: one row per run × metric instead of one row per run")
 	dry := fs.Bool("dry-run", false, "prune: list what would be deleted, delete nothing")
+	prefer := fs.String("prefer", "", "merge: settle done copies with different metrics: newer (the later-finished copy), older, or dst (the copy -o already holds); default: report them and merge nothing")
+	foreign := fs.Bool("allow-foreign", false, "merge: merge databases that hold different experiments under one grid name")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -866,11 +882,29 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 				return fmt.Errorf("cannot merge %s: %w", p, err)
 			}
 		}
-		added, err := results.Merge(*out, pos[1:]...)
+		rule, err := results.ParsePrefer(*prefer)
 		if err != nil {
+			return usageErr(fs, "--prefer %q: want newer, older or dst", *prefer)
+		}
+		rep, err := results.MergeWith(*out, results.MergeOptions{Prefer: rule, AllowForeign: *foreign}, pos[1:]...)
+		var conflict *results.ConflictError
+		var alien *results.ForeignError
+		switch {
+		case errors.As(err, &conflict):
+			return fmt.Errorf("%w\nsettle them with --prefer newer, older or dst (keep the copy that finished later, earlier, or the one %s holds)", err, *out)
+		case errors.As(err, &alien):
+			return fmt.Errorf("%w\nmerge them anyway with --allow-foreign, or into separate databases", err)
+		case err != nil:
 			return err
 		}
-		fmt.Fprintf(stdout, "merged %d new or updated runs into %s\n", added, *out)
+		fmt.Fprintf(stdout, "merged %d new and %d updated runs into %s", rep.Added, rep.Replaced, *out)
+		if rep.Lesser > 0 {
+			fmt.Fprintf(stdout, "; kept %d run(s) over a copy with a lesser status (done > failed > interrupted, running)", rep.Lesser)
+		}
+		if rep.Resolved > 0 {
+			fmt.Fprintf(stdout, "; settled %d done run(s) with different metrics by --prefer %s", rep.Resolved, rule)
+		}
+		fmt.Fprintln(stdout)
 		return nil
 	case "prune":
 		if len(pos) != 2 {
