@@ -18,4 +18,10 @@
 // fails or panics is recorded as failed with its message and the sweep goes
 // on; cancelling the context records the runs in flight as interrupted and
 // keeps everything finished.
+//
+// Each run is claimed in the store first, and recorded under the claim's
+// lease: processes sharing a database split a grid, take over the runs of
+// a worker whose heartbeat stopped for longer than StaleWindow, and a
+// worker that finds (by heartbeat or at its final write) that its claim was
+// taken over stops the run and records nothing of it.
 package runner

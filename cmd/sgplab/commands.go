@@ -110,7 +110,8 @@ Several sgplab run processes (on one machine or sharing a file system) may
 sweep the same grid into one database: each claims a run before running it,
 refreshes its claims every --heartbeat, and takes over runs whose worker
 stopped heartbeating (kill -9, lost node); each returns once every run is
-done or failed.
+done or failed. A worker continued after a stop (SIGSTOP) that finds its run
+taken over abandons it and records nothing of it.
 
 Exit status: 0 every run of the grid (or shard) is done; 1 error (bad grid,
 database); 2 bad command line; 3 the sweep ended with runs failed (not done);
@@ -125,7 +126,7 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	busy := fs.Duration("busy-timeout", results.DefaultBusyTimeout, "how long a write waits for another process's lock on the database before the sweep stops with an error")
-	heartbeat := fs.Duration("heartbeat", runner.DefaultHeartbeat, "how often this worker refreshes its claims on runs in flight; other workers take a claim over after 6 missed heartbeats")
+	heartbeat := fs.Duration("heartbeat", runner.DefaultHeartbeat, fmt.Sprintf("how often this worker refreshes its claims on runs in flight (at least %s); other workers take a claim over once its last heartbeat is older than 2 × --busy-timeout + 4 × --heartbeat", runner.MinHeartbeat))
 	paths, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -136,6 +137,9 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	}
 	if *jobs < 1 {
 		return fmt.Errorf("--jobs must be ≥ 1, got %d", *jobs)
+	}
+	if *heartbeat < runner.MinHeartbeat {
+		return usageErr(fs, "--heartbeat %s is shorter than the minimum %s: every heartbeat is a write to the database", *heartbeat, runner.MinHeartbeat)
 	}
 	files, specs, err := loadGrids(paths, *profile, *dataDir, stderr)
 	if err != nil {
@@ -180,12 +184,14 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	r := &runner.Runner{Store: store, Prepare: prepareFunc(*dataDir), Env: runner.DefaultEnv(ad.BLASBackend()),
 		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout),
 		Heartbeat: *heartbeat, Size: func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) }}
-	if *heartbeat <= 0 {
-		return fmt.Errorf("--heartbeat must be > 0, got %s", *heartbeat)
-	}
 	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s))\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs)
 	sum, err := r.Run(ctx, specs)
 	release() // before the summary: a signal from now on has the default action
+	if err == nil && errors.As(context.Cause(ctx), new(signalCause)) {
+		// The signal came as the sweep ended: it was announced on stderr,
+		// so the exit status reports it too.
+		err = runner.ErrInterrupted
+	}
 	fmt.Fprintln(stdout, sum)
 	if len(sum.Absent) > 0 {
 		names := make([]string, 0, len(sum.Absent))

@@ -80,8 +80,14 @@ type child struct {
 
 func startChild(t *testing.T, block string, args ...string) *child {
 	t.Helper()
+	return startChildEnv(t, []string{cliBlockEnv + "=" + block}, args...)
+}
+
+// startChildEnv is startChild with extra environment variables.
+func startChildEnv(t *testing.T, env []string, args ...string) *child {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), cliArgsEnv+"="+strings.Join(args, "\x1f"), cliBlockEnv+"="+block)
+	cmd.Env = append(append(os.Environ(), cliArgsEnv+"="+strings.Join(args, "\x1f")), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
