@@ -71,6 +71,14 @@ type Runner struct {
 	Force bool // re-run runs the store already holds as done
 	// TimeLimit applies to runs whose spec sets none; 0 is no limit.
 	TimeLimit time.Duration
+	// MemLimit, in bytes, applies to runs whose spec sets none; 0 is no
+	// limit. A run with a memory limit runs in a child process.
+	MemLimit int64
+	// Isolate runs every run in a child process (see Isolation), made by
+	// ChildCommand: the same binary's hidden subcommand whose main calls
+	// ServeChild.
+	Isolate      bool
+	ChildCommand func() *exec.Cmd
 	// Grace is how long a cancelled Fit may take to return before the run
 	// is recorded anyway and its goroutine abandoned (default 10s).
 	Grace time.Duration
@@ -353,6 +361,11 @@ type outcome struct {
 	trainCPU  float64 // process CPU seconds spent during Fit; NaN if unknown
 	arts      []results.Artifact
 	err       error
+	// An isolated run comes back scored (metrics) with its provenance as
+	// JSON, without the data and predictions.
+	scored     bool
+	metrics    []results.Metric
+	provenance string
 }
 
 // one executes and records a single run. The returned error is only for
@@ -416,8 +429,18 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 		traceMu.Unlock()
 		pr.iteration(spec, p)
 	}
+	memLimit := spec.MemLimit
+	if memLimit == 0 {
+		memLimit = r.MemLimit
+	}
 	done := make(chan outcome, 1)
-	go func() { done <- r.guarded(runCtx, spec, onProgress) }()
+	go func() {
+		if r.Isolate || memLimit > 0 {
+			done <- r.isolated(runCtx, spec, memLimit, onProgress)
+			return
+		}
+		done <- r.guarded(runCtx, spec, onProgress)
+	}()
 
 	var oc outcome
 	select {
@@ -436,6 +459,8 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 	rec.Finished = time.Now().UTC()
 	if oc.data != nil {
 		rec.Provenance = provenanceJSON(oc.data.Provenance, spec.Files)
+	} else if oc.provenance != "" {
+		rec.Provenance = oc.provenance
 	}
 	traceMu.Lock()
 	tr := append([]results.TracePoint(nil), trace...)
@@ -452,6 +477,9 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 	case limit > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		rec.Status = results.StatusFailed
 		rec.Error = fmt.Sprintf("time limit %s exceeded", limit)
+		if ce := (*childError)(nil); errors.As(oc.err, &ce) {
+			rec.Error += ": " + ce.Error()
+		}
 	case oc.err != nil:
 		rec.Status = results.StatusFailed
 		rec.Error = oc.err.Error()
@@ -459,6 +487,8 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 		if errors.As(oc.err, &md) {
 			absent = md
 		}
+	case oc.scored:
+		ms, rec.Status = oc.metrics, results.StatusDone
 	default:
 		var err error
 		ms, err = runMetrics(spec, oc)
@@ -722,7 +752,8 @@ const LoadAvgMetric = "x_load_avg_1m"
 // run where the OS reports it. With --jobs 1 it is the run's own CPU cost,
 // which estimates its wall time on an idle machine under load (between
 // x_cpu_seconds / cores and x_cpu_seconds); with --jobs > 1 it also counts
-// the runs in flight beside it.
+// the runs in flight beside it, unless each run has its own child process
+// (Runner.Isolate).
 const CPUSecondsMetric = "x_cpu_seconds"
 
 // TrainCPUMetric is the part of CPUSecondsMetric spent during Fit (the

@@ -101,9 +101,12 @@ func datasetFiles(s *runner.RunSpec) map[string]string {
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", "GRID.toml...", `Expands the grid files and runs every run the database does not already
 hold as done (a re-run resumes). Failed runs are recorded with their error and
-the sweep goes on. Ctrl-C (SIGINT) or SIGTERM records the runs in flight as
-interrupted and keeps every finished run (run the same command again to
-resume); a second signal kills at once.
+the sweep goes on. Each run runs in a child process of sgplab (--isolate,
+on by default): a run the kernel kills for memory, that crashes in C code,
+exceeds --mem-limit or hangs past its time limit is recorded as failed with
+the signal, its peak memory and its last progress line. Ctrl-C (SIGINT) or
+SIGTERM records the runs in flight as interrupted and keeps every finished
+run (run the same command again to resume); a second signal kills at once.
 --jobs defaults to 1: methods already use both cores through BLAS and chunked
 goroutines, so parallel runs mostly contend; raise it for many small runs.
 Several sgplab run processes (on one machine or sharing a file system) may
@@ -126,6 +129,8 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	busy := fs.Duration("busy-timeout", results.DefaultBusyTimeout, "how long a write waits for another process's lock on the database before the sweep stops with an error")
+	isolate := fs.Bool("isolate", true, "run each run in a child process, so that an OOM kill, a crash in C code or a fit past its time limit fails that run only; --isolate=false runs them in this process")
+	memLimit := fs.String("mem-limit", "", "per-run memory limit for runs whose grid sets none, e.g. 4GiB: a run that needs more fails (a run with a limit always runs in a child process)")
 	heartbeat := fs.Duration("heartbeat", runner.DefaultHeartbeat, fmt.Sprintf("how often this worker refreshes its claims on runs in flight (at least %s); other workers take a claim over once its last heartbeat is older than 2 × --busy-timeout + 4 × --heartbeat", runner.MinHeartbeat))
 	paths, err := parse(fs, args)
 	if err != nil {
@@ -137,6 +142,15 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	}
 	if *jobs < 1 {
 		return fmt.Errorf("--jobs must be ≥ 1, got %d", *jobs)
+	}
+	var memBytes int64
+	if *memLimit != "" {
+		if memBytes, err = runner.ParseBytes(*memLimit); err != nil {
+			return usageErr(fs, "--mem-limit: %v", err)
+		}
+		if memBytes <= 0 {
+			return usageErr(fs, "--mem-limit %s is not positive; leave it out for no limit", *memLimit)
+		}
 	}
 	if *heartbeat < runner.MinHeartbeat {
 		return usageErr(fs, "--heartbeat %s is shorter than the minimum %s: every heartbeat is a write to the database", *heartbeat, runner.MinHeartbeat)
@@ -183,8 +197,16 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	}
 	r := &runner.Runner{Store: store, Prepare: prepareFunc(*dataDir), Env: runner.DefaultEnv(ad.BLASBackend()),
 		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout),
-		Heartbeat: *heartbeat, Size: func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) }}
-	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s))\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs)
+		Heartbeat: *heartbeat, Size: func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) },
+		Isolate: *isolate, MemLimit: memBytes}
+	if r.ChildCommand, err = childCommand(*dataDir); err != nil {
+		return err
+	}
+	where := "in this process"
+	if *isolate {
+		where = "each in a child process"
+	}
+	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s), %s)\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs, where)
 	sum, err := r.Run(ctx, specs)
 	release() // before the summary: a signal from now on has the default action
 	if err == nil && errors.As(context.Cause(ctx), new(signalCause)) {

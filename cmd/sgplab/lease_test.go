@@ -131,18 +131,25 @@ func holdsWriteLock(t *testing.T, db string) bool {
 }
 
 // TestSuspendedWorkerIsFenced is the held-out trial of scontrol suspend:
-// worker A starts a run and is stopped (SIGSTOP); worker B takes the stale
-// claim over and finishes the run; A is continued (SIGCONT), and then
-// either left to go on or sent SIGTERM. Either way A abandons the run and
-// writes nothing: B's run is intact to the byte (status, metrics, trace),
-// the fit completed once (B's), no claim is left, and A exits 0 (every run
-// of the grid is done) or 143 (SIGTERM).
+// worker A starts a run and is stopped (SIGSTOP to A and its run's child
+// process, as Slurm stops every process of a job); worker B takes the
+// stale claim over and finishes the run; A is continued (SIGCONT), and
+// then either left to go on or sent SIGTERM. Either way A abandons the run
+// and writes nothing: B's run is intact to the byte (status, metrics,
+// trace), the fit completed once (B's), no claim is left, and A exits 0
+// (every run of the grid is done) or 143 (SIGTERM). It runs in-process
+// (--isolate=false) and isolated.
 func TestSuspendedWorkerIsFenced(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		term bool
-		code int
-	}{{"continued", false, 0}, {"continued then SIGTERM", true, 143}} {
+		name, isolate string
+		term          bool
+		code          int
+	}{
+		{"continued", "--isolate=false", false, 0},
+		{"continued then SIGTERM", "--isolate=false", true, 143},
+		{"isolated, continued", "--isolate", false, 0},
+		{"isolated, continued then SIGTERM", "--isolate", true, 143},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -150,22 +157,25 @@ func TestSuspendedWorkerIsFenced(t *testing.T) {
 			if err := os.WriteFile(grid, []byte(slowGrid), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			flags := []string{"run", "--heartbeat", "1s", "--busy-timeout", "250ms", "--db", db, grid}
+			flags := []string{"run", c.isolate, "--heartbeat", "1s", "--busy-timeout", "250ms", "--db", db, grid}
 			stale := runner.StaleWindow(time.Second, 250*time.Millisecond)
-			a := startChildEnv(t, []string{cliLogEnv + "=" + log}, flags...)
+			// A leads a process group, like a batch job: signals to -pid reach
+			// A and its run's child process.
+			a := startChildAttr(t, &syscall.SysProcAttr{Setpgid: true}, []string{cliLogEnv + "=" + log}, flags...)
+			group := -a.cmd.Process.Pid
 			start := waitLine(t, a.stdout, " start ")
 			f := strings.Fields(start[strings.LastIndex(strings.TrimSpace(start), "\n")+1:])
 			id := f[2]
 			time.Sleep(500 * time.Millisecond) // a few steps into the fit
 			for {
-				if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				if err := syscall.Kill(group, syscall.SIGSTOP); err != nil {
 					t.Fatal(err)
 				}
 				time.Sleep(50 * time.Millisecond)
 				if !holdsWriteLock(t, db) {
 					break
 				}
-				a.cmd.Process.Signal(syscall.SIGCONT) // stopped inside a write: try again
+				syscall.Kill(group, syscall.SIGCONT) // stopped inside a write: try again
 				time.Sleep(100 * time.Millisecond)
 			}
 			stopped := time.Now()
@@ -189,11 +199,11 @@ func TestSuspendedWorkerIsFenced(t *testing.T) {
 				// Sent while A is stopped, SIGTERM is pending and delivered the
 				// moment A continues, before its heartbeat can run: A then
 				// tries to record the run as interrupted.
-				if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				if err := syscall.Kill(group, syscall.SIGTERM); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			if err := syscall.Kill(group, syscall.SIGCONT); err != nil {
 				t.Fatal(err)
 			}
 			st, out, errOut := a.finish(t)
@@ -207,9 +217,8 @@ func TestSuspendedWorkerIsFenced(t *testing.T) {
 			if got := runRows(t, db, id); got != bRows {
 				t.Errorf("A changed B's finished run:\nB left\n%s\nnow\n%s", bRows, got)
 			}
-			runs, pids := executions(t, log)
-			if len(runs) != 1 || len(pids) != 1 || pids[fmt.Sprint(b.cmd.Process.Pid)] != 1 {
-				t.Errorf("fit completions %v by pids %v; want one, by B (pid %d)", runs, pids, b.cmd.Process.Pid)
+			if runs, pids := executions(t, log); len(runs) != 1 || len(pids) != 1 || runs["100 0"] != 1 {
+				t.Errorf("fit completions %v by pids %v; want one (B's)", runs, pids)
 			}
 		})
 	}
