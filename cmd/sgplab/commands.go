@@ -140,10 +140,27 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 		fs.Usage()
 		return errUsage
 	}
-	if *jobs < 1 {
-		return fmt.Errorf("--jobs must be ≥ 1, got %d", *jobs)
-	}
+	// Bad flag values are a bad command line (exit 2), found before
+	// anything is read or run.
+	var shardI, shardN int
 	var memBytes int64
+	switch {
+	case *profile != runner.FullProfile && *profile != runner.QuickProfile:
+		return usageErr(fs, "--profile %q (or $PROFILE): want %s or %s", *profile, runner.FullProfile, runner.QuickProfile)
+	case *jobs < 1:
+		return usageErr(fs, "--jobs %d: want at least 1 run in flight", *jobs)
+	case *timeLimit < 0:
+		return usageErr(fs, "--time-limit %s is negative; 0 means no limit", *timeLimit)
+	case *busy <= 0:
+		return usageErr(fs, "--busy-timeout %s: want a positive wait for another process's lock, e.g. %s", *busy, results.DefaultBusyTimeout)
+	case *heartbeat < runner.MinHeartbeat:
+		return usageErr(fs, "--heartbeat %s is shorter than the minimum %s: every heartbeat is a write to the database", *heartbeat, runner.MinHeartbeat)
+	}
+	if *shard != "" {
+		if shardI, shardN, err = runner.ParseShard(*shard); err != nil {
+			return usageErr(fs, "%v", err)
+		}
+	}
 	if *memLimit != "" {
 		if memBytes, err = runner.ParseBytes(*memLimit); err != nil {
 			return usageErr(fs, "--mem-limit: %v", err)
@@ -152,19 +169,12 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 			return usageErr(fs, "--mem-limit %s is not positive; leave it out for no limit", *memLimit)
 		}
 	}
-	if *heartbeat < runner.MinHeartbeat {
-		return usageErr(fs, "--heartbeat %s is shorter than the minimum %s: every heartbeat is a write to the database", *heartbeat, runner.MinHeartbeat)
-	}
 	files, specs, err := loadGrids(paths, *profile, *dataDir, stderr)
 	if err != nil {
 		return err
 	}
 	if *shard != "" {
-		i, n, err := runner.ParseShard(*shard)
-		if err != nil {
-			return err
-		}
-		if specs, err = runner.Shard(specs, i, n); err != nil {
+		if specs, err = runner.Shard(specs, shardI, shardN); err != nil {
 			return err
 		}
 	}
