@@ -2,9 +2,11 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"encoding/gob"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -87,6 +89,29 @@ func TestParseBytes(t *testing.T) {
 	for n, want := range map[int64]string{512: "512 B", 100 << 20: "100 MiB", 3 << 29: "1.5 GiB", 5 << 40: "5 TiB"} {
 		if got := FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestIsolationNeedsAChildCommand: a Runner asked to isolate runs, or given
+// a memory limit, without a way to start a child refuses before any run.
+func TestIsolationNeedsAChildCommand(t *testing.T) {
+	runs, _, err := expand(t, mixed, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []func(*Runner){
+		func(r *Runner) { r.Isolate = true },
+		func(r *Runner) { r.MemLimit = 1 << 30 },
+		func(*Runner) { runs[1].MemLimit = 1 << 30 },
+	} {
+		r, st := newRunner(t, filepath.Join(t.TempDir(), "r.db"))
+		set(r)
+		if _, err := r.Run(context.Background(), runs); err == nil || !strings.Contains(err.Error(), "no ChildCommand") {
+			t.Errorf("Run: %v, want an error saying there is no ChildCommand", err)
+		}
+		if n := count(t, st, "SELECT COUNT(*) FROM runs"); n != 0 {
+			t.Errorf("%d runs recorded", n)
 		}
 	}
 }

@@ -216,6 +216,13 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	if r.Store == nil || r.Prepare == nil {
 		return sum, errors.New("runner: Store and Prepare are required")
 	}
+	if r.ChildCommand == nil {
+		for _, s := range specs {
+			if r.Isolate || r.MemLimit > 0 || s.MemLimit > 0 {
+				return sum, fmt.Errorf("runner: run %s needs a child process (isolation or a memory limit) but the Runner has no ChildCommand", s.ID)
+			}
+		}
+	}
 	beat := r.Heartbeat
 	if beat == 0 {
 		beat = DefaultHeartbeat

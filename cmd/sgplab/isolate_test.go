@@ -318,3 +318,25 @@ func TestIsolatedChildEndsWithWorker(t *testing.T) {
 		})
 	}
 }
+
+// TestIsolatedAbsentData: a run whose dataset files are absent fails in
+// its child as in-process, and the summary still names the dataset.
+func TestIsolatedAbsentData(t *testing.T) {
+	dir := t.TempDir()
+	grid := filepath.Join(dir, "g.toml")
+	if err := os.WriteFile(grid, []byte("name = \"absent\"\n[[grid]]\nname = \"g\"\nmethods = [\"cli-test-mean\"]\ndatasets = [\"yacht\"]\niterations = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var summaries []string
+	for _, iso := range []string{"--isolate=false", "--isolate"} {
+		code, out, errOut := sgplab("run", iso, "--data-dir", dir, "--db", filepath.Join(dir, iso+".db"), grid)
+		if code != exitRunsFailed || !strings.Contains(out, "data files absent for yacht") {
+			t.Fatalf("%s: exit %d\n%s%s", iso, code, out, errOut)
+		}
+		i := strings.Index(out, "absent data")
+		summaries = append(summaries, out[i:i+strings.Index(out[i:], "failed runs:")])
+	}
+	if summaries[0] != summaries[1] {
+		t.Errorf("in-process:\n%s\nisolated:\n%s", summaries[0], summaries[1])
+	}
+}
