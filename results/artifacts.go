@@ -75,8 +75,16 @@ func DecodeValues(b []byte) ([]float64, error) {
 }
 
 // SaveRunArtifacts is SaveRun that also stores the run's artifacts, all in
-// one transaction, so a run is never "done" without its arrays.
+// one transaction, so a run is never "done" without its arrays. It writes
+// whoever holds the run's claim (and releases the claim when r is not
+// running): it is for tools and tests; a worker sweeping a grid writes
+// through SaveLeased.
 func (s *Store) SaveRunArtifacts(r Run, metrics []Metric, trace []TracePoint, arts []Artifact) error {
+	return s.save(nil, r, metrics, trace, arts)
+}
+
+// save writes r in one transaction, first checking lease unless it is nil.
+func (s *Store) save(lease *Lease, r Run, metrics []Metric, trace []TracePoint, arts []Artifact) error {
 	if err := validateRun(r, metrics); err != nil {
 		return err
 	}
@@ -96,11 +104,22 @@ func (s *Store) SaveRunArtifacts(r Run, metrics []Metric, trace []TracePoint, ar
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctx := context.Background()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: nobody can claim the run until we commit
 	if err != nil {
 		return s.wrap("saving run "+r.ID, err)
 	}
 	defer tx.Rollback()
+	if lease != nil {
+		if err := checkLease(ctx, tx, *lease); err != nil {
+			if errors.Is(err, ErrLeaseLost) {
+				return err
+			}
+			return s.wrap("checking the claim on run "+r.ID, err)
+		}
+		if testHookLeaseChecked != nil {
+			testHookLeaseChecked()
+		}
+	}
 	if err := writeRun(ctx, tx, r, metrics, trace); err != nil {
 		return s.wrap("saving run "+r.ID, err)
 	}
@@ -117,6 +136,10 @@ func (s *Store) SaveRunArtifacts(r Run, metrics []Metric, trace []TracePoint, ar
 	}
 	return nil
 }
+
+// testHookLeaseChecked, when set by a test, runs between a leased write's
+// check of its claim and the write itself.
+var testHookLeaseChecked func()
 
 func writeArtifacts(ctx context.Context, tx *sql.Tx, id string, arts []Artifact) error {
 	for _, a := range arts {

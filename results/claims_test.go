@@ -25,7 +25,7 @@ func TestClaim(t *testing.T) {
 	wa, wb := NewWorker("ha", time.Hour), NewWorker("hb", time.Hour)
 	claim := func(s *Store, w Worker, id string, since time.Time, force bool) ClaimResult {
 		t.Helper()
-		res, err := s.Claim(sampleRun(id), w, since, force)
+		res, _, err := s.Claim(sampleRun(id), w, since, force)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,11 +84,14 @@ func TestClaim(t *testing.T) {
 	}
 	// Heartbeats keep claims alive.
 	live := NewWorker("hlive", 100*time.Millisecond)
-	claim(a, live, "r3", since, false)
+	_, l3, err := a.Claim(sampleRun("r3"), live, since, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 4 {
 		time.Sleep(40 * time.Millisecond)
-		if n, err := a.Heartbeat(live); err != nil || n != 1 {
-			t.Fatalf("heartbeat: %d claims, %v", n, err)
+		if lost, err := a.Heartbeat(live, []Lease{l3}); err != nil || len(lost) != 0 {
+			t.Fatalf("heartbeat: lost %v, %v", lost, err)
 		}
 	}
 	if got := claim(b, wb, "r3", since, false); got != HeldByOther {
@@ -127,7 +130,7 @@ func TestClaimRace(t *testing.T) {
 			defer wg.Done()
 			w := NewWorker(fmt.Sprintf("h%d", i), time.Hour)
 			for r := range runs {
-				res, err := s.Claim(sampleRun(fmt.Sprintf("r%02d", r)), w, since, false)
+				res, _, err := s.Claim(sampleRun(fmt.Sprintf("r%02d", r)), w, since, false)
 				if err != nil {
 					t.Error(err)
 					return
@@ -180,7 +183,7 @@ func TestReadVersion2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rw.Close()
-	if _, err := rw.Claim(sampleRun("new"), NewWorker("h", time.Hour), time.Now(), false); err != nil {
+	if _, _, err := rw.Claim(sampleRun("new"), NewWorker("h", time.Hour), time.Now(), false); err != nil {
 		t.Errorf("claim after migrating a version-2 database: %v", err)
 	}
 }
@@ -209,7 +212,7 @@ func BenchmarkClaim(b *testing.B) {
 	w := NewWorker("bench", time.Hour)
 	since := time.Now()
 	for i := 0; b.Loop(); i++ {
-		if _, err := s.Claim(sampleRun(fmt.Sprintf("r%d", i%100)), w, since, false); err != nil {
+		if _, _, err := s.Claim(sampleRun(fmt.Sprintf("r%d", i%100)), w, since, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -29,14 +29,22 @@
 //	traces(run_id, seq, iteration, elapsed_seconds, objective, phase)
 //	run_params(run_id, name, value, num)
 //	artifacts(run_id, name, rows, cols, columns, data)
-//	claims(run_id, worker, host, pid, claimed, heartbeat, stale_ms)
+//	claims(run_id, worker, host, pid, claimed, heartbeat, stale_ms, token)
+//	lease_tokens(id, last)
 //
 // A claims row says which worker (host, pid) is running a run and when it
 // last said so (heartbeat, Unix ns); Claim takes runs in a write
 // transaction so that workers sharing a database never run one twice, and
 // Statuses reads a running run whose claim is stale or absent as
-// interrupted. Older databases (version 2) are read without migration and
-// have no claims.
+// interrupted. Each claim carries a fencing token from the lease_tokens
+// counter, never reused: Claim returns it in a Lease, and SaveLeased and
+// Heartbeat act only while the run's claims row still holds the lease's
+// worker and token, checked inside their own write transaction, so a worker
+// whose claim was taken over (it was suspended past its stale window)
+// writes nothing and learns so (ErrLeaseLost). SaveRun and
+// SaveRunArtifacts write without a lease, for tools and tests. Older
+// databases (version 2, 3) are read without migration; version 2 has no
+// claims.
 //
 // and two views for hand-written SQL:
 //

@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package writes. It is stored in
 // the database header (PRAGMA user_version) and logged in the
 // schema_version table.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migration moves a database from version-1 to version.
 type migration struct {
@@ -25,6 +25,7 @@ var migrations = []migration{
 	{version: 1, sql: schemaV1},
 	{version: 2, sql: schemaV2},
 	{version: 3, sql: schemaV3},
+	{version: 4, sql: schemaV4},
 }
 
 // schemaV1 is the first schema.
@@ -138,6 +139,21 @@ CREATE TABLE claims (
 	stale_ms  INTEGER NOT NULL            -- the claim is dead once heartbeat is older than this
 ) WITHOUT ROWID;
 CREATE INDEX claims_worker ON claims (worker);
+`
+
+// schemaV4 fences claims: every claim gets a token, a number no earlier
+// claim in the database had (lease_tokens counts them), and a worker writes
+// a run only while the run's claims row still carries its worker and token,
+// checked in the write's own transaction. A worker that was suspended
+// (SIGSTOP, Slurm's scontrol suspend) while another took its claim over
+// thereby writes nothing when it wakes.
+const schemaV4 = `
+ALTER TABLE claims ADD COLUMN token INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE lease_tokens (
+	id   INTEGER PRIMARY KEY CHECK (id = 1),
+	last INTEGER NOT NULL                 -- the last token handed out
+);
+INSERT INTO lease_tokens (id, last) VALUES (1, 0);
 `
 
 // userVersion reads PRAGMA user_version through q.

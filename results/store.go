@@ -260,8 +260,9 @@ func (s *Store) checkVersion(ctx context.Context) error {
 		s.version = v
 		return nil
 	case v >= minReadVersion && v < SchemaVersion:
-		// Versions since 2 differ only by added tables (claims in 3),
-		// which readers treat as empty: reading needs no migration.
+		// Versions since 2 differ only by added tables (claims in 3)
+		// and columns readers do not use (the claims' token in 4), so
+		// reading needs no migration.
 		s.version = v
 		return nil
 	case v == 0:
@@ -272,6 +273,10 @@ func (s *Store) checkVersion(ctx context.Context) error {
 		return fmt.Errorf("results: %s has schema version %d, older than %d; open it for writing once (results.Open) to migrate it", s.path, v, SchemaVersion)
 	}
 }
+
+// BusyTimeout is how long a write of this store waits for another
+// connection's lock before it fails.
+func (s *Store) BusyTimeout() time.Duration { return s.timeout }
 
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }

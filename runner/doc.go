@@ -18,4 +18,17 @@
 // fails or panics is recorded as failed with its message and the sweep goes
 // on; cancelling the context records the runs in flight as interrupted and
 // keeps everything finished.
+//
+// Each run is claimed in the store first, and recorded under the claim's
+// lease: processes sharing a database split a grid, take over the runs of
+// a worker whose heartbeat stopped for longer than StaleWindow, and a
+// worker that finds (by heartbeat or at its final write) that its claim was
+// taken over stops the run and records nothing of it.
+//
+// With Runner.Isolate, or a memory limit (MemLimit, the grid's mem_limit),
+// a run runs in a child process of the same binary whose main is
+// ServeChild: the child streams progress and its scored result back, the
+// parent records them, and a child that is killed, crashes, exceeds its
+// memory limit or outlives its time limit is recorded as failed with the
+// signal or fault, its peak RSS and its last progress report.
 package runner

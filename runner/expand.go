@@ -189,7 +189,7 @@ func (x *expander) includeSettings(g *settings, inc map[string]any, key string) 
 		case "params":
 			maps.Copy(s.extra, tableOf(v))
 		default:
-			if contains(fitKeys, k) || k == "metrics" || k == "artifacts" || k == "time_limit" {
+			if contains(fitKeys, k) || k == "metrics" || k == "artifacts" || k == "time_limit" || k == "mem_limit" {
 				raw[k] = v
 			} else if documentedBy(methodsOf, k) {
 				s.extra[k] = v
@@ -272,6 +272,10 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 	var timeLimit time.Duration
 	if tl, ok := s.raw["time_limit"].(string); ok {
 		timeLimit, _ = time.ParseDuration(tl)
+	}
+	var memLimit int64
+	if ml, ok := s.raw["mem_limit"].(string); ok {
+		memLimit, _ = ParseBytes(ml)
 	}
 	tasks := strs(s.raw["task"])
 	if tasks == nil {
@@ -423,7 +427,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 														Dataset: dn, DatasetParams: dp, Protocol: protocol, Scaling: scaling,
 														Split: split, Seed: uint64(seed), Task: task,
 														Iterations: it, Optimizer: opt, LearningRate: lr, BatchSize: bs, GradTol: gt,
-														Metrics: metricNames, Artifacts: artifactNames, TimeLimit: timeLimit, Source: source,
+														Metrics: metricNames, Artifacts: artifactNames, TimeLimit: timeLimit, MemLimit: memLimit, Source: source,
 														Files: files,
 													}
 													if keep != nil && !keep(r) {

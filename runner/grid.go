@@ -70,6 +70,7 @@ const (
 	kFloats              // a number or a list of numbers (expands)
 	kList                // a list of strings, not expanded
 	kDur                 // a duration string such as "10m"
+	kBytes               // a memory size string such as "2GiB"
 	kTable               // a table
 	kTables              // a table of tables
 	kArray               // an array of tables
@@ -91,6 +92,7 @@ var gridKeys = map[string]kind{
 	"metrics":       kList,
 	"artifacts":     kList,
 	"time_limit":    kDur,
+	"mem_limit":     kBytes,
 	"params":        kTable,
 	"dataset":       kTable,
 	"method":        kTables,
@@ -101,7 +103,7 @@ var gridKeys = map[string]kind{
 // overridable are the grid keys a profile may replace. include and exclude
 // replace the grid's whole list (include = [] drops its added runs).
 var overridable = []string{"methods", "datasets", "splits", "seeds", "iterations", "optimizer",
-	"learning_rate", "batch_size", "grad_tol", "task", "metrics", "artifacts", "time_limit", "params", "dataset",
+	"learning_rate", "batch_size", "grad_tol", "task", "metrics", "artifacts", "time_limit", "mem_limit", "params", "dataset",
 	"include", "exclude"}
 
 // Optimizers are the accepted values of the optimizer key.
@@ -396,6 +398,16 @@ func checkKind(kd kind, v any) string {
 		}
 		if d, err := time.ParseDuration(s); err != nil || d <= 0 {
 			return fmt.Sprintf("%q is not a positive duration such as \"10m\" or \"1h30m\"", s)
+		}
+	case kBytes:
+		s, ok := v.(string)
+		if !ok {
+			return "want a memory size string such as \"2GiB\" or \"512MiB\", got " + typeName(v)
+		}
+		if b, err := ParseBytes(s); err != nil {
+			return err.Error()
+		} else if b <= 0 {
+			return fmt.Sprintf("memory size %q is not positive", s)
 		}
 	case kTable:
 		if _, ok := v.(map[string]any); !ok {

@@ -71,6 +71,14 @@ type Runner struct {
 	Force bool // re-run runs the store already holds as done
 	// TimeLimit applies to runs whose spec sets none; 0 is no limit.
 	TimeLimit time.Duration
+	// MemLimit, in bytes, applies to runs whose spec sets none; 0 is no
+	// limit. A run with a memory limit runs in a child process.
+	MemLimit int64
+	// Isolate runs every run in a child process (see Isolation), made by
+	// ChildCommand: the same binary's hidden subcommand whose main calls
+	// ServeChild.
+	Isolate      bool
+	ChildCommand func() *exec.Cmd
 	// Grace is how long a cancelled Fit may take to return before the run
 	// is recorded anyway and its goroutine abandoned (default 10s).
 	Grace time.Duration
@@ -79,11 +87,13 @@ type Runner struct {
 	Out      io.Writer
 	Terminal bool
 	// Heartbeat is how often this worker refreshes its claims (default
-	// 10s); StaleAfter is how long after the last heartbeat other workers
-	// may take a claim over (default 6 heartbeats). Workers sharing a
-	// database claim each run before running it, so N workers on one grid
-	// split it, and a worker that died (kill -9, lost node) loses its runs
-	// to the others.
+	// 10s, at least MinHeartbeat); StaleAfter is how long after the last
+	// heartbeat other workers may take a claim over (default and least
+	// StaleWindow of Heartbeat and the store's busy timeout). Workers
+	// sharing a database claim each run before running it, so N workers on
+	// one grid split it, and a worker that died (kill -9, lost node) loses
+	// its runs to the others. A worker that was only stopped (SIGSTOP) and
+	// wakes to find a run taken over drops it and writes nothing of it.
 	Heartbeat, StaleAfter time.Duration
 	// Size returns a run's training-set size for the ETA's expected cost
 	// (Cost); nil or ≤ 0 assumes 1000.
@@ -101,7 +111,11 @@ type Summary struct {
 	// ByOthers counts runs other workers on the same database finished
 	// during this sweep; OthersFailed how many of them failed.
 	ByOthers, OthersFailed int
-	Elapsed                time.Duration
+	// Abandoned counts runs this worker dropped, recording nothing,
+	// because another worker took their claims over (this one had been
+	// stopped or cut off for longer than its stale window).
+	Abandoned int
+	Elapsed   time.Duration
 	// Absent maps each dataset whose files are missing to the error of its
 	// first failed run (which says where to get them); AbsentRuns counts
 	// the failed runs it explains.
@@ -114,6 +128,9 @@ func (s Summary) String() string {
 		s.Total, s.Done, s.Failed, s.Interrupted, s.Skipped, s.Elapsed.Round(time.Millisecond))
 	if s.ByOthers > 0 {
 		out += fmt.Sprintf("; %d run by other workers (%d of them failed)", s.ByOthers, s.OthersFailed)
+	}
+	if s.Abandoned > 0 {
+		out += fmt.Sprintf("; %d abandoned to other workers that took their claims over", s.Abandoned)
 	}
 	if s.AbsentRuns > 0 {
 		names := make([]string, 0, len(s.Absent))
@@ -199,6 +216,25 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	if r.Store == nil || r.Prepare == nil {
 		return sum, errors.New("runner: Store and Prepare are required")
 	}
+	if r.ChildCommand == nil {
+		for _, s := range specs {
+			if r.Isolate || r.MemLimit > 0 || s.MemLimit > 0 {
+				return sum, fmt.Errorf("runner: run %s needs a child process (isolation or a memory limit) but the Runner has no ChildCommand", s.ID)
+			}
+		}
+	}
+	beat := r.Heartbeat
+	if beat == 0 {
+		beat = DefaultHeartbeat
+	}
+	if beat < MinHeartbeat {
+		return sum, fmt.Errorf("runner: heartbeat %s is shorter than the minimum %s", beat, MinHeartbeat)
+	}
+	stale := StaleWindow(beat, r.Store.BusyTimeout())
+	if r.StaleAfter != 0 && r.StaleAfter < stale {
+		return sum, fmt.Errorf("runner: stale window %s is shorter than 2 × busy timeout + 4 × heartbeat = %s: a live worker waiting for the database could look dead", r.StaleAfter, stale)
+	}
+	stale = max(stale, r.StaleAfter)
 	todo, err := Pending(r.Store, specs, r.Force)
 	if err != nil {
 		return sum, err
@@ -208,14 +244,6 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	out := r.Out
 	if out == nil {
 		out = io.Discard
-	}
-	beat := r.Heartbeat
-	if beat <= 0 {
-		beat = DefaultHeartbeat
-	}
-	stale := r.StaleAfter
-	if stale <= 0 {
-		stale = 6 * beat
 	}
 	worker := results.NewWorker(r.Env.Host, stale)
 	// Finish times are stored with their nanoseconds; a run this sweep
@@ -228,7 +256,8 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	var storeErr error
 	stopCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	go r.heartbeats(stopCtx, worker, beat)
+	leases := &leaseSet{}
+	go r.heartbeats(stopCtx, worker, beat, leases)
 
 	for round := 0; len(todo) > 0; round++ {
 		if round > 0 {
@@ -249,7 +278,7 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 			go func() {
 				defer wg.Done()
 				for spec := range feed {
-					status, absent, err := r.one(ctx, spec, pr, worker, since)
+					status, absent, err := r.one(ctx, spec, pr, worker, since, leases)
 					mu.Lock()
 					switch {
 					case err != nil:
@@ -264,6 +293,8 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 					case status == statusByOtherFailed:
 						sum.ByOthers++
 						sum.OthersFailed++
+					case status == statusAbandoned:
+						sum.Abandoned++
 					case status == results.StatusDone:
 						sum.Done++
 					case status == results.StatusFailed:
@@ -322,23 +353,8 @@ const (
 	statusHeld          = "held"            // another live worker holds the claim
 	statusByOtherDone   = "by-other-done"   // another worker finished it during this sweep
 	statusByOtherFailed = "by-other-failed" // … and it failed
+	statusAbandoned     = "abandoned"       // another worker took the claim over: nothing recorded
 )
-
-// heartbeats refreshes this worker's claims until ctx ends. A failed
-// heartbeat (database locked for longer than the busy timeout) is retried
-// at the next tick; claims only go stale after several missed beats.
-func (r *Runner) heartbeats(ctx context.Context, w results.Worker, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.Store.Heartbeat(w)
-		}
-	}
-}
 
 // outcome is what the guarded part of a run produced.
 type outcome struct {
@@ -352,12 +368,20 @@ type outcome struct {
 	trainCPU  float64 // process CPU seconds spent during Fit; NaN if unknown
 	arts      []results.Artifact
 	err       error
+	// An isolated run comes back scored (metrics) with its provenance as
+	// JSON, without the data and predictions.
+	scored     bool
+	metrics    []results.Metric
+	provenance string
 }
 
 // one executes and records a single run. The returned error is only for
 // failures to record it; the run's own failure is its status, and absent
-// is set when that failure is a dataset's missing files.
-func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results.Worker, since time.Time) (status string, absent MissingData, err error) {
+// is set when that failure is a dataset's missing files. The run is
+// recorded under its claim's lease: when a heartbeat (leases) or the final
+// write finds the claim taken over, the run is stopped and nothing of it
+// is written.
+func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results.Worker, since time.Time, leases *leaseSet) (status string, absent MissingData, err error) {
 	rec := results.Run{
 		ID: spec.ID, Grid: spec.Grid, Spec: string(spec.Canonical()), Method: spec.Method,
 		Dataset: spec.Dataset, Split: spec.Split, Seed: spec.Seed, Profile: spec.Profile,
@@ -369,7 +393,7 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 	}
 	// A crash leaves the run as running with a claim whose heartbeat stops;
 	// it then reads as interrupted and any worker may take it over.
-	claim, err := r.Store.Claim(rec, w, since, r.Force)
+	claim, lease, err := r.Store.Claim(rec, w, since, r.Force)
 	if err != nil {
 		return "", nil, err
 	}
@@ -389,13 +413,18 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 	}
 	pr.start(spec)
 
+	leaseCtx, loseLease := context.WithCancelCause(ctx)
+	defer loseLease(nil)
+	leases.add(lease, loseLease)
+	defer leases.remove(lease)
+
 	limit := spec.TimeLimit
 	if limit == 0 {
 		limit = r.TimeLimit
 	}
-	runCtx, cancel := context.WithCancel(ctx)
+	runCtx, cancel := context.WithCancel(leaseCtx)
 	if limit > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, limit)
+		runCtx, cancel = context.WithTimeout(leaseCtx, limit)
 	}
 	defer cancel()
 
@@ -407,8 +436,18 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 		traceMu.Unlock()
 		pr.iteration(spec, p)
 	}
+	memLimit := spec.MemLimit
+	if memLimit == 0 {
+		memLimit = r.MemLimit
+	}
 	done := make(chan outcome, 1)
-	go func() { done <- r.guarded(runCtx, spec, onProgress) }()
+	go func() {
+		if r.Isolate || memLimit > 0 {
+			done <- r.isolated(runCtx, spec, memLimit, onProgress)
+			return
+		}
+		done <- r.guarded(runCtx, spec, onProgress)
+	}()
 
 	var oc outcome
 	select {
@@ -427,6 +466,8 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 	rec.Finished = time.Now().UTC()
 	if oc.data != nil {
 		rec.Provenance = provenanceJSON(oc.data.Provenance, spec.Files)
+	} else if oc.provenance != "" {
+		rec.Provenance = oc.provenance
 	}
 	traceMu.Lock()
 	tr := append([]results.TracePoint(nil), trace...)
@@ -434,12 +475,18 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 
 	var ms []results.Metric
 	switch {
+	case errors.Is(context.Cause(leaseCtx), errLeaseLost):
+		pr.abandoned(spec)
+		return statusAbandoned, nil, nil
 	case ctx.Err() != nil:
 		rec.Status = results.StatusInterrupted
 		rec.Error = "interrupted (sweep cancelled)"
 	case limit > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		rec.Status = results.StatusFailed
 		rec.Error = fmt.Sprintf("time limit %s exceeded", limit)
+		if ce := (*childError)(nil); errors.As(oc.err, &ce) {
+			rec.Error += ": " + ce.Error()
+		}
 	case oc.err != nil:
 		rec.Status = results.StatusFailed
 		rec.Error = oc.err.Error()
@@ -447,6 +494,8 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 		if errors.As(oc.err, &md) {
 			absent = md
 		}
+	case oc.scored:
+		ms, rec.Status = oc.metrics, results.StatusDone
 	default:
 		var err error
 		ms, err = runMetrics(spec, oc)
@@ -462,7 +511,10 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 	if rec.Status == results.StatusDone {
 		arts = oc.arts
 	}
-	if err := r.Store.SaveRunArtifacts(rec, ms, tr, arts); err != nil {
+	if err := r.Store.SaveLeased(lease, rec, ms, tr, arts); errors.Is(err, results.ErrLeaseLost) {
+		pr.abandoned(spec)
+		return statusAbandoned, nil, nil
+	} else if err != nil {
 		return "", nil, err
 	}
 	pr.finish(spec, rec, ms)
@@ -707,7 +759,8 @@ const LoadAvgMetric = "x_load_avg_1m"
 // run where the OS reports it. With --jobs 1 it is the run's own CPU cost,
 // which estimates its wall time on an idle machine under load (between
 // x_cpu_seconds / cores and x_cpu_seconds); with --jobs > 1 it also counts
-// the runs in flight beside it.
+// the runs in flight beside it, unless each run has its own child process
+// (Runner.Isolate).
 const CPUSecondsMetric = "x_cpu_seconds"
 
 // TrainCPUMetric is the part of CPUSecondsMetric spent during Fit (the

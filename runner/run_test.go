@@ -391,7 +391,7 @@ func BenchmarkRecordRun(b *testing.B) {
 	pr := newProgress(&bytes.Buffer{}, false, runs[:1], 0, nil)
 	w := results.NewWorker("bench", time.Minute)
 	for b.Loop() {
-		if _, _, err := r.one(context.Background(), runs[0], pr, w, time.Now()); err != nil {
+		if _, _, err := r.one(context.Background(), runs[0], pr, w, time.Now(), &leaseSet{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -45,6 +45,7 @@ type RunSpec struct {
 
 	// Not part of the identity:
 	TimeLimit time.Duration // 0 is no limit
+	MemLimit  int64         // bytes; 0 is no limit; the run then runs in a child process
 	Source    string        // file:line of the grid or include that produced it
 
 	canonical []byte

@@ -101,16 +101,20 @@ func datasetFiles(s *runner.RunSpec) map[string]string {
 func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", "GRID.toml...", `Expands the grid files and runs every run the database does not already
 hold as done (a re-run resumes). Failed runs are recorded with their error and
-the sweep goes on. Ctrl-C (SIGINT) or SIGTERM records the runs in flight as
-interrupted and keeps every finished run (run the same command again to
-resume); a second signal kills at once.
+the sweep goes on. Each run runs in a child process of sgplab (--isolate,
+on by default): a run the kernel kills for memory, that crashes in C code,
+exceeds --mem-limit or hangs past its time limit is recorded as failed with
+the signal, its peak memory and its last progress line. Ctrl-C (SIGINT) or
+SIGTERM records the runs in flight as interrupted and keeps every finished
+run (run the same command again to resume); a second signal kills at once.
 --jobs defaults to 1: methods already use both cores through BLAS and chunked
 goroutines, so parallel runs mostly contend; raise it for many small runs.
 Several sgplab run processes (on one machine or sharing a file system) may
 sweep the same grid into one database: each claims a run before running it,
 refreshes its claims every --heartbeat, and takes over runs whose worker
 stopped heartbeating (kill -9, lost node); each returns once every run is
-done or failed.
+done or failed. A worker continued after a stop (SIGSTOP) that finds its run
+taken over abandons it and records nothing of it.
 
 Exit status: 0 every run of the grid (or shard) is done; 1 error (bad grid,
 database); 2 bad command line; 3 the sweep ended with runs failed (not done);
@@ -125,7 +129,9 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	dataDir := fs.String("data-dir", datasets.DataDir(), "dataset directory ($SGPLAB_DATA)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	busy := fs.Duration("busy-timeout", results.DefaultBusyTimeout, "how long a write waits for another process's lock on the database before the sweep stops with an error")
-	heartbeat := fs.Duration("heartbeat", runner.DefaultHeartbeat, "how often this worker refreshes its claims on runs in flight; other workers take a claim over after 6 missed heartbeats")
+	isolate := fs.Bool("isolate", true, "run each run in a child process, so that an OOM kill, a crash in C code or a fit past its time limit fails that run only; --isolate=false runs them in this process")
+	memLimit := fs.String("mem-limit", "", "per-run memory limit for runs whose grid sets none, e.g. 4GiB: a run that needs more fails (a run with a limit always runs in a child process)")
+	heartbeat := fs.Duration("heartbeat", runner.DefaultHeartbeat, fmt.Sprintf("how often this worker refreshes its claims on runs in flight (at least %s); other workers take a claim over once its last heartbeat is older than 2 × --busy-timeout + 4 × --heartbeat", runner.MinHeartbeat))
 	paths, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -134,19 +140,41 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 		fs.Usage()
 		return errUsage
 	}
-	if *jobs < 1 {
-		return fmt.Errorf("--jobs must be ≥ 1, got %d", *jobs)
+	// Bad flag values are a bad command line (exit 2), found before
+	// anything is read or run.
+	var shardI, shardN int
+	var memBytes int64
+	switch {
+	case *profile != runner.FullProfile && *profile != runner.QuickProfile:
+		return usageErr(fs, "--profile %q (or $PROFILE): want %s or %s", *profile, runner.FullProfile, runner.QuickProfile)
+	case *jobs < 1:
+		return usageErr(fs, "--jobs %d: want at least 1 run in flight", *jobs)
+	case *timeLimit < 0:
+		return usageErr(fs, "--time-limit %s is negative; 0 means no limit", *timeLimit)
+	case *busy <= 0:
+		return usageErr(fs, "--busy-timeout %s: want a positive wait for another process's lock, e.g. %s", *busy, results.DefaultBusyTimeout)
+	case *heartbeat < runner.MinHeartbeat:
+		return usageErr(fs, "--heartbeat %s is shorter than the minimum %s: every heartbeat is a write to the database", *heartbeat, runner.MinHeartbeat)
+	}
+	if *shard != "" {
+		if shardI, shardN, err = runner.ParseShard(*shard); err != nil {
+			return usageErr(fs, "%v", err)
+		}
+	}
+	if *memLimit != "" {
+		if memBytes, err = runner.ParseBytes(*memLimit); err != nil {
+			return usageErr(fs, "--mem-limit: %v", err)
+		}
+		if memBytes <= 0 {
+			return usageErr(fs, "--mem-limit %s is not positive; leave it out for no limit", *memLimit)
+		}
 	}
 	files, specs, err := loadGrids(paths, *profile, *dataDir, stderr)
 	if err != nil {
 		return err
 	}
 	if *shard != "" {
-		i, n, err := runner.ParseShard(*shard)
-		if err != nil {
-			return err
-		}
-		if specs, err = runner.Shard(specs, i, n); err != nil {
+		if specs, err = runner.Shard(specs, shardI, shardN); err != nil {
 			return err
 		}
 	}
@@ -179,13 +207,23 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	}
 	r := &runner.Runner{Store: store, Prepare: prepareFunc(*dataDir), Env: runner.DefaultEnv(ad.BLASBackend()),
 		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout),
-		Heartbeat: *heartbeat, Size: func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) }}
-	if *heartbeat <= 0 {
-		return fmt.Errorf("--heartbeat must be > 0, got %s", *heartbeat)
+		Heartbeat: *heartbeat, Size: func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) },
+		Isolate: *isolate, MemLimit: memBytes}
+	if r.ChildCommand, err = childCommand(*dataDir); err != nil {
+		return err
 	}
-	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s))\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs)
+	where := "in this process"
+	if *isolate {
+		where = "each in a child process"
+	}
+	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s), %s)\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs, where)
 	sum, err := r.Run(ctx, specs)
 	release() // before the summary: a signal from now on has the default action
+	if err == nil && errors.As(context.Cause(ctx), new(signalCause)) {
+		// The signal came as the sweep ended: it was announced on stderr,
+		// so the exit status reports it too.
+		err = runner.ErrInterrupted
+	}
 	fmt.Fprintln(stdout, sum)
 	if len(sum.Absent) > 0 {
 		names := make([]string, 0, len(sum.Absent))

@@ -28,6 +28,12 @@ type command struct {
 
 var commands []command
 
+// internalCommands are run like commands but not listed: the parts of
+// sgplab that it runs itself.
+var internalCommands = []command{
+	{runOneCommand, "run one run in a child process of sgplab run (isolation)", cmdRunOne},
+}
+
 func init() {
 	commands = []command{
 		{"run", "run the runs of grid files that the database does not hold yet", cmdRun},
@@ -68,7 +74,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	for _, c := range commands {
+	for _, c := range append(commands, internalCommands...) {
 		if c.name == args[0] {
 			err := c.run(args[1:], stdout, stderr)
 			switch {

@@ -23,7 +23,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"query"}, 2, "Usage: sgplab query"},
 		{[]string{"methods", "nosuch"}, 1, "unknown method \"nosuch\"; valid methods:"},
 		{[]string{"run", "--dry-run", bad}, 1, "bad.toml:4: grid[0].methods: unknown method \"nosuch\""},
-		{[]string{"run", "--shard", "3/2", bad}, 1, "unknown method"},
+		{[]string{"run", "--shard", "3/2", bad}, 2, "invalid --shard \"3/2\""}, // the command line before the grid
 		{[]string{"query", "--db", filepath.Join(dir, "none.db"), "SELECT 1"}, 1, "none.db"},
 		{[]string{"results", "merge", filepath.Join(dir, "none.db"), "-o", filepath.Join(dir, "out.db")}, 1, "cannot merge"},
 		// Usage errors say what was wrong, not just the synopsis.

@@ -28,6 +28,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == runOneCommand { // a run's child process (isolation)
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	if args := os.Getenv(cliArgsEnv); args != "" {
 		os.Exit(Main(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 	}
@@ -80,8 +83,21 @@ type child struct {
 
 func startChild(t *testing.T, block string, args ...string) *child {
 	t.Helper()
+	return startChildEnv(t, []string{cliBlockEnv + "=" + block}, args...)
+}
+
+// startChildEnv is startChild with extra environment variables.
+func startChildEnv(t *testing.T, env []string, args ...string) *child {
+	t.Helper()
+	return startChildAttr(t, nil, env, args...)
+}
+
+// startChildAttr is startChildEnv with process attributes.
+func startChildAttr(t *testing.T, attr *syscall.SysProcAttr, env []string, args ...string) *child {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), cliArgsEnv+"="+strings.Join(args, "\x1f"), cliBlockEnv+"="+block)
+	cmd.Env = append(append(os.Environ(), cliArgsEnv+"="+strings.Join(args, "\x1f")), env...)
+	cmd.SysProcAttr = attr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +217,8 @@ func TestSecondSignalKills(t *testing.T) {
 	if err := os.WriteFile(grid, []byte(signalGrid), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ch := startChild(t, "hang", "run", "--db", filepath.Join(dir, "r.db"), grid)
+	// In-process: a child process would be killed at the first signal.
+	ch := startChild(t, "hang", "run", "--isolate=false", "--db", filepath.Join(dir, "r.db"), grid)
 	waitLine(t, ch.stdout, "cli-test-block")
 	if err := ch.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)

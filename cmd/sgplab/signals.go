@@ -33,14 +33,24 @@ func interruptContext(parent context.Context, what string, stderr io.Writer) (ct
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
+	stop := func(sig os.Signal) {
+		signal.Stop(ch)
+		fmt.Fprintf(stderr, "\n%s: %s (send it again to kill at once)\n", sig, what)
+		cancel(signalCause{sig})
+	}
 	go func() {
 		defer wg.Done()
 		select {
 		case sig := <-ch:
-			signal.Stop(ch)
-			fmt.Fprintf(stderr, "\n%s: %s (send it again to kill at once)\n", sig, what)
-			cancel(signalCause{sig})
+			stop(sig)
 		case <-done:
+			// A signal that arrived as the command ended is still
+			// reported (select would pick between the two at random).
+			select {
+			case sig := <-ch:
+				stop(sig)
+			default:
+			}
 		}
 	}()
 	var once sync.Once

@@ -17,6 +17,7 @@ import (
 	"sgplab/gp"
 	"sgplab/methods"
 	"sgplab/results"
+	"sgplab/runner"
 )
 
 // cliLogEnv names a file that cli-test-work appends "tag seed pid" to each
@@ -154,7 +155,7 @@ func TestFourWorkersShareAGrid(t *testing.T) {
 	}
 	var ws []*worker
 	for range 4 {
-		ws = append(ws, startWorker(t, []string{cliLogEnv + "=" + log}, "run", "--heartbeat", "100ms", "--db", db, grid))
+		ws = append(ws, startWorker(t, []string{cliLogEnv + "=" + log}, "run", "--heartbeat", "1s", "--db", db, grid))
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(ws))
@@ -202,7 +203,7 @@ func TestKilledWorkerIsReclaimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The doomed worker hangs in its first run and is killed there.
-	doomed := startChild(t, "hang", "run", "--heartbeat", "100ms", "--db", db, grid)
+	doomed := startChild(t, "hang", "run", "--heartbeat", "1s", "--busy-timeout", "500ms", "--db", db, grid)
 	line := waitLine(t, doomed.stdout, "start ")
 	f := strings.Fields(line[strings.LastIndex(strings.TrimSpace(line), "\n")+1:])
 	if len(f) < 3 {
@@ -214,8 +215,8 @@ func TestKilledWorkerIsReclaimed(t *testing.T) {
 	}
 	doomed.cmd.Wait()
 
-	// Stale after 6 heartbeats (600 ms): status then reports interrupted.
-	time.Sleep(700 * time.Millisecond)
+	// Stale after 2 × 500 ms + 4 × 1 s: status then reports interrupted.
+	time.Sleep(runner.StaleWindow(time.Second, 500*time.Millisecond) + 200*time.Millisecond)
 	var out, errOut strings.Builder
 	if code := Main([]string{"status", "--db", db, grid}, &out, &errOut); code != 0 {
 		t.Fatalf("status exit %d: %s", code, errOut.String())
@@ -240,7 +241,7 @@ func TestKilledWorkerIsReclaimed(t *testing.T) {
 		t.Errorf("run %s of the killed worker has status %q (%v), want interrupted", id, s[id], err)
 	}
 
-	survivor := startWorker(t, []string{cliLogEnv + "=" + log}, "run", "--heartbeat", "100ms", "--db", db, grid)
+	survivor := startWorker(t, []string{cliLogEnv + "=" + log}, "run", "--heartbeat", "1s", "--db", db, grid)
 	if err := survivor.cmd.Wait(); err != nil {
 		t.Fatalf("survivor: %v\nstdout:\n%s\nstderr:\n%s", err, survivor.out.String(), survivor.err.String())
 	}
@@ -251,24 +252,28 @@ func TestKilledWorkerIsReclaimed(t *testing.T) {
 	}
 }
 
-// TestRunningWorkerIsNotReclaimed: a live worker's claim is respected; a
-// second worker waits for it rather than running it too, then exits 0.
+// TestRunningWorkerIsNotReclaimed: a live worker's claim is respected,
+// also by a run that lasts longer than the stale window (6 s against 2 ×
+// 100 ms + 4 × 1 s); a second worker waits for it rather than running it
+// too, then exits 0.
 func TestRunningWorkerIsNotReclaimed(t *testing.T) {
 	dir := t.TempDir()
 	grid, db, log := filepath.Join(dir, "g.toml"), filepath.Join(dir, "r.db"), filepath.Join(dir, "exec.log")
-	if err := os.WriteFile(grid, []byte(strings.Replace(workGrid, "seeds = [0, 1]", "seeds = [0]", 1)), 0o644); err != nil {
+	slow := strings.NewReplacer(`name = "slow"`, "", `name = "g"`, `name = "slow"`, "iterations = 1", "iterations = 1\n[grid.params]\nsteps = 60").Replace(slowGrid)
+	if err := os.WriteFile(grid, []byte(strings.Replace(workGrid, "seeds = [0, 1]", "seeds = [0]", 1)+slow), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a := startWorker(t, []string{cliLogEnv + "=" + log}, "run", "--jobs", "2", "--heartbeat", "50ms", "--db", db, grid)
-	b := startWorker(t, []string{cliLogEnv + "=" + log}, "run", "--heartbeat", "50ms", "--db", db, grid)
+	flags := []string{"--heartbeat", "1s", "--busy-timeout", "100ms", "--db", db, grid}
+	a := startWorker(t, []string{cliLogEnv + "=" + log}, append([]string{"run", "--jobs", "2"}, flags...)...)
+	b := startWorker(t, []string{cliLogEnv + "=" + log}, append([]string{"run"}, flags...)...)
 	for _, w := range []*worker{a, b} {
 		if err := w.cmd.Wait(); err != nil {
 			t.Fatalf("worker: %v\n%s\n%s", err, w.out.String(), w.err.String())
 		}
 	}
 	runs, _ := executions(t, log)
-	if len(runs) != 12 {
-		t.Errorf("%d runs executed, want 12", len(runs))
+	if len(runs) != 13 {
+		t.Errorf("%d runs executed, want 13", len(runs))
 	}
 	for k, n := range runs {
 		if n != 1 {
