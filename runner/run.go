@@ -456,6 +456,7 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 			ms = nil
 		} else {
 			rec.Status = results.StatusDone
+			ms = append(ms, convergenceMetrics(spec, oc, tr)...)
 		}
 	}
 	var arts []results.Artifact
@@ -507,6 +508,9 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	opt := methods.FitOptions{
 		Iterations: spec.Iterations, Optimizer: spec.Optimizer, LearningRate: spec.LearningRate,
 		BatchSize: spec.BatchSize, GradTol: spec.GradTol, Seed: spec.Seed, Task: methods.Task(task),
+	}
+	if spec.StopTol > 0 {
+		opt.Stop = stopRule(spec, data.Train.N())
 	}
 	t0, cpu0 := time.Now(), processCPUSeconds()
 	oc.cpuSecs = math.NaN()
