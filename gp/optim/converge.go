@@ -9,29 +9,28 @@ import "math"
 // each iteration and stops once it holds (StatusStopRule).
 //
 // A trace f₀ … f_{T−1} (the maximised objective, one value per iteration,
-// oldest first) is judged on its last two windows of
+// oldest first) is judged on its last
 //
 //	w = max(⌈T/10⌉, MinWindow)
 //
-// points each, A = f[T−2w : T−w] and B = f[T−w : T] (the last 10 % of the
-// iterations against the 10 % before). With
+// points (the last 10 % of the iterations). With a least-squares line
+// fitted to them,
 //
-//	d   = mean(B) − mean(A)              the gain over w iterations
-//	s   = max(|mean(B)|, Floor)          the objective's scale
-//	rel = d / (w·s)                      the relative gain per iteration (RelChange)
-//	se  = σ̂·√(2/w)                       the standard error of d, σ̂ the residual
-//	                                     standard deviation of a straight line
-//	                                     fitted to the 2w points
+//	b   = its slope                      the gain per iteration
+//	s   = max(|mean of the window|, Floor) the objective's scale
+//	rel = b / s                          the relative gain per iteration (RelChange)
+//	se  = σ̂·√(12 / (w³ − w))             the standard error of b, σ̂ the residual
+//	                                     standard deviation about the line
 //
-// the trace has converged when |d| ≤ max(Tol·w·s, Z·se): the objective
-// moved by less than Tol of its scale per iteration, or by no more than
-// its own noise explains (minibatch and Monte-Carlo objectives are noisy;
-// a steady climb leaves small residuals about the line, so it is not
-// mistaken for noise). A trace shorter than 2·MinWindow points is too
-// short to judge and has not converged. Floor keeps the scale meaningful
-// when the objective crosses zero: the runner sets it to the number of
-// training points N (one nat per point), since every objective is a sum
-// over the training set.
+// the trace has converged when |b| ≤ max(Tol·s, Z·se): the objective moves
+// by less than Tol of its scale per iteration, or by no more than its own
+// noise explains (minibatch and Monte-Carlo objectives are noisy; a steady
+// climb leaves small residuals about the line, so it is not mistaken for
+// noise). A falling objective counts like a rising one. A trace shorter
+// than 2·MinWindow points is too short to judge and has not converged.
+// Floor keeps the scale meaningful when the objective crosses zero: the
+// runner sets it to the number of training points N (one nat per point),
+// since every objective is a sum over the training set.
 type Rule struct {
 	Tol       float64 // relative change per iteration; 0 is DefaultConvergeTol
 	Floor     float64 // lower bound of the scale s; 0 is 1
@@ -45,13 +44,15 @@ const (
 	// iteration: over the last 10 % of a 1000-step fit, 1 % of the scale.
 	DefaultConvergeTol = 1e-5
 	DefaultMinWindow   = 10
-	DefaultNoiseZ      = 2
+	// DefaultNoiseZ is three standard errors: a flat noisy trace is
+	// flagged by chance about 0.3 % of the time.
+	DefaultNoiseZ = 3
 )
 
 // Diagnosis is the outcome of Rule.Check.
 type Diagnosis struct {
 	Converged bool
-	// RelChange is rel above (signed: negative when the objective fell);
+	// RelChange is rel above (signed: negative when the objective falls);
 	// NaN when the trace is too short to judge.
 	RelChange float64
 	Window    int // w; 0 when the trace is too short
@@ -74,57 +75,50 @@ func (r Rule) withDefaults() Rule {
 }
 
 // Check applies the rule to the trace f (oldest first). Non-finite values
-// in the windows make the trace unconverged.
+// in the window make the trace unconverged.
 func (r Rule) Check(f []float64) Diagnosis {
 	r = r.withDefaults()
 	t := len(f)
-	w := max((t+9)/10, r.MinWindow)
-	if t < 2*w {
+	if t < 2*r.MinWindow {
 		return Diagnosis{RelChange: math.NaN()}
 	}
-	win := f[t-2*w:]
-	var sumA, sumB float64
-	for i, v := range win {
+	w := max((t+9)/10, r.MinWindow)
+	win := f[t-w:]
+	for _, v := range win {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return Diagnosis{RelChange: math.NaN(), Window: w}
 		}
-		if i < w {
-			sumA += v
-		} else {
-			sumB += v
-		}
 	}
-	meanA, meanB := sumA/float64(w), sumB/float64(w)
-	d := meanB - meanA
-	s := math.Max(math.Abs(meanB), r.Floor)
-	rel := d / (float64(w) * s)
-	limit := math.Max(r.Tol*float64(w)*s, r.Z*lineResidualSD(win)*math.Sqrt(2/float64(w)))
-	return Diagnosis{Converged: math.Abs(d) <= limit, RelChange: rel, Window: w}
+	mean, slope, sd := fitLine(win)
+	s := math.Max(math.Abs(mean), r.Floor)
+	n := float64(w)
+	se := sd * math.Sqrt(12/(n*n*n-n))
+	return Diagnosis{Converged: math.Abs(slope) <= math.Max(r.Tol*s, r.Z*se), RelChange: slope / s, Window: w}
 }
 
-// lineResidualSD is the residual standard deviation of the least-squares
-// line through (i, y[i]), with n − 2 degrees of freedom.
-func lineResidualSD(y []float64) float64 {
+// fitLine fits the least-squares line through (i, y[i]) and returns the
+// mean of y, the slope and the residual standard deviation (n − 2 degrees
+// of freedom).
+func fitLine(y []float64) (mean, slope, sd float64) {
 	n := float64(len(y))
 	xMean := (n - 1) / 2
-	var yMean float64
 	for _, v := range y {
-		yMean += v
+		mean += v
 	}
-	yMean /= n
+	mean /= n
 	var sxy, sxx float64
 	for i, v := range y {
 		dx := float64(i) - xMean
-		sxy += dx * (v - yMean)
+		sxy += dx * (v - mean)
 		sxx += dx * dx
 	}
-	slope := sxy / sxx
+	slope = sxy / sxx
 	var rss float64
 	for i, v := range y {
-		e := v - yMean - slope*(float64(i)-xMean)
+		e := v - mean - slope*(float64(i)-xMean)
 		rss += e * e
 	}
-	return math.Sqrt(rss / (n - 2))
+	return mean, slope, math.Sqrt(rss / (n - 2))
 }
 
 // stopper applies a Rule online: it keeps the objective values seen so far

@@ -21,7 +21,7 @@ func TestRuleCheck(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		return func() float64 { return sd * rng.NormFloat64() }
 	}
-	n1, n2, n3 := noise(1, 5), noise(2, 5), noise(3, 20)
+	n1, n2, n3 := noise(4, 5), noise(2, 5), noise(3, 20)
 	// The yacht fit of issue 31: −204 → −138 over its last 20 of 100
 	// iterations, still rising steeply at the cap.
 	yacht := trace(101, func(i int) float64 { return -204 + 66*float64(i-80)/20 })
@@ -78,6 +78,30 @@ func TestRuleCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRuleNoise: over many seeds, a flat trace with noise is flagged as
+// unconverged rarely (Z = 3 standard errors: about 0.3 % by chance), and a
+// climb of a fiftieth of the noise's standard deviation per iteration over
+// 1000 iterations (20 % of the scale) is caught nearly always.
+func TestRuleNoise(t *testing.T) {
+	const seeds = 1000
+	var flat, rising int
+	for seed := uint64(0); seed < seeds; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		if !(Rule{Floor: 300}).Check(trace(1000, func(int) float64 { return -500 + 5*rng.NormFloat64() })).Converged {
+			flat++
+		}
+		if !(Rule{Floor: 300}).Check(trace(1000, func(i int) float64 { return -500 + 0.1*float64(i) + 5*rng.NormFloat64() })).Converged {
+			rising++
+		}
+	}
+	if flat > seeds/100 {
+		t.Errorf("noisy flat traces flagged %d times in %d, want ≤ 1 %%", flat, seeds)
+	}
+	if rising < seeds*99/100 {
+		t.Errorf("noisy rising traces caught %d times in %d, want ≥ 99 %%", rising, seeds)
 	}
 }
 
