@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package writes. It is stored in
 // the database header (PRAGMA user_version) and logged in the
 // schema_version table.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migration moves a database from version-1 to version.
 type migration struct {
@@ -25,6 +25,7 @@ var migrations = []migration{
 	{version: 1, sql: schemaV1},
 	{version: 2, sql: schemaV2},
 	{version: 3, sql: schemaV3},
+	{version: 4, sql: schemaV4}, // hyper.go
 }
 
 // schemaV1 is the first schema.

@@ -15,11 +15,11 @@ const (
 	// ConvergedMetric is 1 when the fit converged, 0 when it did not, and
 	// NULL (n/a) for a run without training (iterations = 0, or a method
 	// that fits nothing by optimisation).
-	ConvergedMetric = "x_converged"
+	ConvergedMetric = results.ConvergedMetric
 	// RelChangeMetric is the rule's statistic: the objective's relative
 	// gain per iteration over the last 10 % of the trace (optim.Diagnosis
 	// RelChange); NULL when the trace is too short to judge or for n/a.
-	RelChangeMetric = "x_rel_change"
+	RelChangeMetric = results.RelChangeMetric
 )
 
 // convergence judges a finished fit. A fit converged when its optimiser

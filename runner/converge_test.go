@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"sgplab/gp"
 	"sgplab/gp/optim"
+	"sgplab/gp/param"
 	"sgplab/methods"
 	"sgplab/results"
 )
@@ -61,7 +63,8 @@ func (m *traceModel) Fit(ctx context.Context, d gp.Data, opt methods.FitOptions,
 	if _, err := m.meanModel.Fit(ctx, d, methods.FitOptions{}, progress); err != nil {
 		return methods.FitResult{}, err
 	}
-	return methods.FitResult{Objective: f(opt.Iterations), Iterations: opt.Iterations, Status: m.status}, nil
+	return methods.FitResult{Objective: f(opt.Iterations), Iterations: opt.Iterations, Status: m.status,
+		Hyper: []param.Named{{Name: "kernel.lengthscales", Value: []float64{0.5, 2}}, {Name: "noise_variance", Value: []float64{0.125}}}}, nil
 }
 
 func (m *traceModel) Predict(x *mat.Dense) (methods.Prediction, error) { return m.meanModel.Predict(x) }
@@ -324,5 +327,30 @@ func TestNatGradNeedsAdam(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHyperparametersStored: a done run's FitResult.Hyper lands in the
+// hyperparameters table, one row per entry, in the run's transaction.
+func TestHyperparametersStored(t *testing.T) {
+	src := "name = \"h\"\n[[grid]]\nname = \"g\"\nmethods = [\"fake-trace\", \"fake-fail\"]\ndatasets = [\"toy\"]\niterations = 5\n"
+	runs, _, err := expand(t, src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, st := newRunner(t, filepath.Join(t.TempDir(), "r.db"))
+	if _, err := r.Run(context.Background(), runs); err != nil {
+		t.Fatal(err)
+	}
+	_, rows, err := st.Query("SELECT method, name, idx, value FROM run_hyperparameters ORDER BY method, name, idx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]any{
+		{"fake-trace", "kernel.lengthscales", int64(0), 0.5}, {"fake-trace", "kernel.lengthscales", int64(1), 2.0},
+		{"fake-trace", "noise_variance", int64(0), 0.125},
+	}
+	if !reflect.DeepEqual(rows, want) {
+		t.Errorf("hyperparameters %v, want %v (none for the failed run)", rows, want)
 	}
 }

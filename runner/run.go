@@ -457,6 +457,7 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 		} else {
 			rec.Status = results.StatusDone
 			ms = append(ms, convergenceMetrics(spec, oc, tr)...)
+			rec.Hyper = hyperRows(oc.fit.Hyper)
 		}
 	}
 	var arts []results.Artifact
