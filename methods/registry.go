@@ -86,6 +86,10 @@ type FitResult struct {
 	Status string
 	Trace  []TracePoint
 	Hyper  []param.Named // final hyperparameters in natural units
+	// Fitted is the model's parameter set after Fit (read it, do not
+	// change it), nil for a method without one; the runner builds the
+	// artifacts "z" and "q" from it (FittedArtifact).
+	Fitted *param.Set
 	// Extra holds method-specific scalar results (e.g. "exact_lml", "jitter");
 	// they are stored as metrics under these names.
 	Extra map[string]float64
