@@ -504,8 +504,11 @@ func staleRuns(dbPath string, files []*runner.File, specs []*runner.RunSpec) (ma
 
 func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("query", `"SQL"`, `Runs SQL against a results database (opened read-only). Tables: runs, metrics,
-traces, run_params; views: run_metrics(run_id, method, dataset, split, seed,
-metric, value) and run_params_v(run_id, method, dataset, split, seed, param, value, num).`, stdout, stderr)
+traces, run_params, hyperparameters, artifacts; views: run_metrics(run_id, method,
+dataset, split, seed, metric, value), run_params_v(run_id, method, dataset, split,
+seed, param, value, num), run_hyperparameters(run_id, grid, method, dataset, split,
+seed, name, idx, value) and run_convergence(run_id, grid, method, dataset, split,
+seed, status, iterations, converged, rel_change). See docs/results.md.`, stdout, stderr)
 	db := fs.String("db", "", "results database (required)")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	pos, err := parse(fs, args)
