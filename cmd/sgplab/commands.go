@@ -425,7 +425,7 @@ Without: what the database holds per grid, profile and status.`, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	cols := []string{"experiment", "grid", "profile", "total", "done", "unconverged", "failed", "interrupted", "running", "pending", "stale"}
+	cols := []string{"experiment", "grid", "profile", "total", "done", "failed", "interrupted", "running", "pending", "stale", "unconverged"}
 	var rows [][]any
 	anyStale, anyUnconverged := false, false
 	for _, k := range order {
@@ -436,7 +436,7 @@ Without: what the database holds per grid, profile and status.`, stdout, stderr)
 		}
 		st := stale[[3]string{k.exp, k.grid, k.profile}]
 		anyStale = anyStale || st > 0
-		rows = append(rows, []any{k.exp, k.grid, k.profile, int64(total), int64(c["done"]), int64(unconvergedBy[k]), int64(c["failed"]), int64(c["interrupted"]), int64(c["running"]), int64(c["pending"]), int64(st)})
+		rows = append(rows, []any{k.exp, k.grid, k.profile, int64(total), int64(c["done"]), int64(c["failed"]), int64(c["interrupted"]), int64(c["running"]), int64(c["pending"]), int64(st), int64(unconvergedBy[k])})
 		anyUnconverged = anyUnconverged || unconvergedBy[k] > 0
 	}
 	fmt.Fprintf(stdout, "database %s\n", path)

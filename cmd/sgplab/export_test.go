@@ -135,12 +135,18 @@ func TestExportCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "unconverged") {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
+	seen := 0
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) > 5 && f[0] == "exp" {
-			if want := map[string]string{"a": "0", "b": "1"}[f[1]]; f[5] != want {
-				t.Errorf("status: grid %s has %s unconverged, want %s\n%s", f[1], f[5], want, out)
+		// Columns: experiment grid profile total done failed interrupted running pending stale unconverged.
+		if f := strings.Fields(line); len(f) == 11 && f[0] == "exp" {
+			seen++
+			if want := map[string]string{"a": "0", "b": "1"}[f[1]]; f[10] != want {
+				t.Errorf("status: grid %s has %s unconverged, want %s\n%s", f[1], f[10], want, out)
 			}
 		}
+	}
+	if seen != 2 {
+		t.Errorf("status shows %d grids of exp, want 2:\n%s", seen, out)
 	}
 
 	// NPY: one array per run and an index.
