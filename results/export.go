@@ -247,10 +247,10 @@ func orNone(names []string) string {
 }
 
 // ExportNPY writes artifact name of every selected run that has it to
-// dir/RUN_ID.NAME.npy (a rows × columns float64 array, NPY format 1.0, NaN
-// where the database holds NULL), and dir/index.csv naming each file's run
-// (run_id, grid, method, dataset, split, seed), shape and columns (space
-// separated). It returns the number of arrays written.
+// dir/RUN_ID.NAME.npy (a rows × columns float64 array, NPY format 1.0), and
+// dir/index.NAME.csv naming each file's run (the export's identity
+// columns), shape and columns (space separated). It returns the number of
+// arrays written.
 func (s *Store) ExportNPY(dir, name string, f ExportFilter) (int, error) {
 	if name == "" || name == ExportRuns || name == ExportMetrics || name == ExportHyperparameters || name == ExportTraces {
 		return 0, fmt.Errorf("results: npy holds arrays: export an artifact (such as predictions, z or q) as npy, and %s, %s, %s or %s as csv or json",
@@ -288,7 +288,7 @@ func (s *Store) ExportNPY(dir, name string, f ExportFilter) (int, error) {
 		return 0, fmt.Errorf("results: no selected run has an artifact %q (%s)", name, orNone(stored))
 	}
 	sort.SliceStable(index, func(i, j int) bool { return index[i][0].(string) < index[j][0].(string) })
-	out, err := os.Create(filepath.Join(dir, "index.csv"))
+	out, err := os.Create(filepath.Join(dir, "index."+name+".csv"))
 	if err != nil {
 		return 0, fmt.Errorf("results: %w", err)
 	}

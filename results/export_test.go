@@ -146,7 +146,7 @@ func TestExportNPY(t *testing.T) {
 	if err != nil || rows != 2 || cols != 2 || !slices.Equal(data, []float64{0, 1, 2, 3}) {
 		t.Errorf("a2: %d × %d %v, %v", rows, cols, data, err)
 	}
-	f, err := os.Open(filepath.Join(dir, "index.csv"))
+	f, err := os.Open(filepath.Join(dir, "index.predictions.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestExportNPY(t *testing.T) {
 	}
 	if strings.Join(index[0], ",") != "run_id,grid,method,dataset,split,seed,profile,status,error,file,rows,cols,columns" ||
 		len(index) != 3 || strings.Join(index[2][9:], ",") != "a2.predictions.npy,2,2,x0 var_y" {
-		t.Errorf("index.csv %v", index)
+		t.Errorf("index.predictions.csv %v", index)
 	}
 	for _, what := range []string{ExportHyperparameters, ExportRuns, ""} {
 		if _, err := s.ExportNPY(dir, what, ExportFilter{}); err == nil || !strings.Contains(err.Error(), "npy holds arrays") {

@@ -846,7 +846,7 @@ run_id, grid, method, dataset, split, seed, profile, status, error:
   ARTIFACT         an array the grid stored (artifacts = [...]: predictions, z, q,
                    train, field, …): one row per array row, row, then its columns;
                    --format npy -o DIR writes DIR/RUN_ID.ARTIFACT.npy per run and
-                   DIR/index.csv
+                   DIR/index.ARTIFACT.csv
 With CONFIG.toml, only the runs the config's grids expand to now (under
 --profile, else every profile it defines), from its database unless --db;
 --grid (GRID or EXPERIMENT/GRID), --method, --status, --profile filter further.

@@ -54,7 +54,7 @@ func cmdExport(a exportArgs, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %d %s array(s) and index.csv to %s\n", n, a.what, a.out)
+		fmt.Fprintf(stdout, "wrote %d %s array(s) and index.%s.csv to %s\n", n, a.what, a.what, a.out)
 		return nil
 	}
 	if a.out != "" {

@@ -154,9 +154,9 @@ func TestExportCLI(t *testing.T) {
 	if code, out, errOut := sgplab("results", "export", cfg, "--what", "z", "--format", "npy", "-o", npy); code != 0 || !strings.Contains(out, "wrote 2 z array(s)") {
 		t.Fatalf("npy: exit %d\n%s%s", code, out, errOut)
 	}
-	index, _ := os.ReadFile(filepath.Join(npy, "index.csv"))
+	index, _ := os.ReadFile(filepath.Join(npy, "index.z.csv"))
 	if rows, err := csv.NewReader(strings.NewReader(string(index))).ReadAll(); err != nil || len(rows) != 3 || rows[1][len(rows[1])-1] != "x0 set" {
-		t.Errorf("index.csv: %v %v", rows, err)
+		t.Errorf("index.z.csv: %v %v", rows, err)
 	}
 	for _, tc := range []struct {
 		args []string

@@ -179,7 +179,7 @@ var examples = map[string]string{
 	"results": `  sgplab results export --db out/demo/results.db --format csv > results.csv
   sgplab results export experiments/demo.toml --what hyperparameters   # the config's current runs only
   sgplab results export --db out/demo/results.db --grid demo/svgp --what traces
-  sgplab results export --db out/vof/results.db --what predictions --format npy -o out/vof/npy
+  sgplab results export paper_configs/odvff.toml --what predictions --format npy -o out/odvff/npy
   sgplab results merge out/shards/vof-*.db -o out/vof/results.db
   sgplab results prune --dry-run paper_configs/vof.toml     # list runs the current config no longer expands to
   sgplab results prune --profile quick paper_configs/vof.toml`,
