@@ -13,8 +13,10 @@ import (
 
 // CheckRun validates, before anything runs, what Prepare would only find
 // out per run: the protocol is one the dataset has, the scaling parses,
-// the protocol leaves a test set (every run is scored on one), and each
-// split exists under the protocol. dataDir is used to count a real
+// the protocol leaves a test set (every run is scored on one), each
+// split exists under the protocol, and a user CSV's column parameters
+// (target, inputs, test_mask) name columns of its header (an error about
+// one is a *ParamError, with "did you mean"). dataDir is used to count a real
 // dataset's published splits when its files are present; absent files are
 // not an error here (the runs report them).
 func CheckRun(name string, params map[string]any, protocol, scaling string, splits []int, dataDir string) error {
@@ -116,7 +118,7 @@ func checkUserRun(params map[string]any, protocol, scaling string, splits []int)
 			return fmt.Errorf("datasets: csv: %w", err)
 		}
 	}
-	return nil
+	return o.checkColumns()
 }
 
 // hasPublishedSplits reports whether a registry dataset ships splits.

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/csv"
@@ -261,7 +262,25 @@ func readUserCSV(path, want string, o userOptions) (*csvTable, error) {
 // parseUserCSV parses CSV bytes: numeric fields only, no missing values,
 // every row as long as the first.
 func parseUserCSV(path string, b []byte, o userOptions) (*csvTable, error) {
-	r := csv.NewReader(bytes.NewReader(b))
+	return parseCSV(path, bytes.NewReader(b), o, 0)
+}
+
+// readUserHeader reads the header (or, without one, the width) of the CSV
+// file at path and its first data row, not the rest: enough to resolve the
+// column parameters when a grid is expanded.
+func readUserHeader(path string, o userOptions) (*csvTable, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("datasets: csv: %w", err)
+	}
+	defer f.Close()
+	return parseCSV(path, bufio.NewReader(f), o, 1)
+}
+
+// parseCSV parses CSV from r, stopping after maxRows data rows when
+// maxRows > 0.
+func parseCSV(path string, in io.Reader, o userOptions, maxRows int) (*csvTable, error) {
+	r := csv.NewReader(in)
 	r.Comma = o.delim
 	r.Comment = '#'
 	r.TrimLeadingSpace = true
@@ -327,6 +346,9 @@ func parseUserCSV(path string, b []byte, o userOptions) (*csvTable, error) {
 		}
 		t.rows = append(t.rows, row)
 		t.lines = append(t.lines, line)
+		if len(t.rows) == maxRows {
+			break
+		}
 	}
 	if len(t.rows) == 0 {
 		return nil, fmt.Errorf("datasets: csv: %s: no data rows", path)
@@ -351,12 +373,31 @@ func (t *csvTable) colName(j int) string {
 	return strconv.Itoa(j)
 }
 
+// ParamError is an error about one parameter of a dataset, so that a grid
+// reports it at that parameter's line (DatasetParam names it).
+type ParamError struct {
+	Param string
+	Err   error
+}
+
+func (e *ParamError) Error() string { return e.Err.Error() }
+
+func (e *ParamError) Unwrap() error { return e.Err }
+
+// DatasetParam is the name of the parameter at fault.
+func (e *ParamError) DatasetParam() string { return e.Param }
+
+// paramErrorf makes a *ParamError about param k.
+func paramErrorf(k, format string, args ...any) error {
+	return &ParamError{Param: k, Err: fmt.Errorf(format, args...)}
+}
+
 // col resolves a column reference (name or index) of param k.
 func (t *csvTable) col(k string, ref any) (int, error) {
 	switch x := ref.(type) {
 	case int:
 		if x >= t.width() {
-			return 0, fmt.Errorf("datasets: csv: %s: param %s = %d, but the file has %d columns (0..%d)", t.path, k, x, t.width(), t.width()-1)
+			return 0, paramErrorf(k, "datasets: csv: %s: param %s = %d, but the file has %d columns (0..%d)", t.path, k, x, t.width(), t.width()-1)
 		}
 		return x, nil
 	case string:
@@ -364,16 +405,16 @@ func (t *csvTable) col(k string, ref any) (int, error) {
 			if j, err := strconv.Atoi(x); err == nil && j >= 0 && j < t.width() {
 				return j, nil
 			}
-			return 0, fmt.Errorf("datasets: csv: %s: param %s = %q names a column, but the file has no header (set header = true, or use a 0-based index)", t.path, k, x)
+			return 0, paramErrorf(k, "datasets: csv: %s: param %s = %q names a column, but the file has no header (set header = true, or use a 0-based index)", t.path, k, x)
 		}
 		for j, n := range t.names {
 			if n == x {
 				return j, nil
 			}
 		}
-		return 0, fmt.Errorf("datasets: csv: %s: param %s = %q: no such column; columns: %s", t.path, k, x, strings.Join(t.names, ", "))
+		return 0, paramErrorf(k, "datasets: csv: %s: param %s = %q: no such column%s; columns: %s", t.path, k, x, didYouMean(x, t.names), strings.Join(t.names, ", "))
 	}
-	return 0, fmt.Errorf("datasets: csv: param %s: bad column reference %v", k, ref)
+	return 0, paramErrorf(k, "datasets: csv: param %s: bad column reference %v", k, ref)
 }
 
 // layout resolves the input, target and mask columns of t.
@@ -390,7 +431,7 @@ func (o userOptions) layout(t *csvTable) (inputs []int, target, mask int, err er
 			return
 		}
 		if mask == target {
-			err = fmt.Errorf("datasets: csv: %s: test_mask and target are the same column %s", t.path, t.colName(mask))
+			err = paramErrorf("test_mask", "datasets: csv: %s: test_mask and target are the same column %s", t.path, t.colName(mask))
 			return
 		}
 	}
@@ -406,7 +447,7 @@ func (o userOptions) layout(t *csvTable) (inputs []int, target, mask int, err er
 				if seen[j] {
 					what = "listed twice"
 				}
-				return nil, 0, 0, fmt.Errorf("datasets: csv: %s: inputs: column %s is %s", t.path, t.colName(j), what)
+				return nil, 0, 0, paramErrorf("inputs", "datasets: csv: %s: inputs: column %s is %s", t.path, t.colName(j), what)
 			}
 			seen[j] = true
 			inputs = append(inputs, j)
@@ -422,6 +463,42 @@ func (o userOptions) layout(t *csvTable) (inputs []int, target, mask int, err er
 		err = fmt.Errorf("datasets: csv: %s: no input columns left (the file has %d columns)", t.path, w)
 	}
 	return
+}
+
+// checkColumns resolves the column parameters (target, inputs, test_mask)
+// against the header of the file, and of test_file, which must put them in
+// the same columns. Run before anything runs, so that a misspelt column
+// name is one error at the grid's line instead of a failure of every run.
+func (o userOptions) checkColumns() error {
+	t, err := readUserHeader(o.file, o)
+	if err != nil {
+		return err
+	}
+	inputs, target, _, err := o.layout(t)
+	if err != nil || o.testFile == "" {
+		return err
+	}
+	tt, err := readUserHeader(o.testFile, o)
+	if err != nil {
+		return err
+	}
+	return o.sameLayout(t, tt, inputs, target)
+}
+
+// sameLayout checks that test file tt has the columns of file t, with the
+// inputs and the target where t has them.
+func (o userOptions) sameLayout(t, tt *csvTable, inputs []int, target int) error {
+	if tt.width() != t.width() {
+		return paramErrorf("test_file", "datasets: csv: test_file %s has %d columns, file %s has %d", o.testFile, tt.width(), o.file, t.width())
+	}
+	tin, ttarget, _, err := o.layout(tt)
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(tin, inputs) || ttarget != target {
+		return paramErrorf("test_file", "datasets: csv: test_file %s: its header puts the inputs or the target in other columns than %s", o.testFile, o.file)
+	}
+	return nil
 }
 
 // data builds X and y from rows of t.
@@ -520,15 +597,8 @@ func prepareUser(req Request) (*Prepared, error) {
 		if err != nil {
 			return nil, err
 		}
-		if tt.width() != t.width() {
-			return nil, fmt.Errorf("datasets: csv: test_file %s has %d columns, file %s has %d", o.testFile, tt.width(), o.file, t.width())
-		}
-		tin, ttarget, _, err := o.layout(tt)
-		if err != nil {
+		if err := o.sameLayout(t, tt, inputs, target); err != nil {
 			return nil, err
-		}
-		if !slices.Equal(tin, inputs) || ttarget != target {
-			return nil, fmt.Errorf("datasets: csv: test_file %s: its header puts the inputs or the target in other columns than %s", o.testFile, o.file)
 		}
 		prov.Files = append(prov.Files, FileRecord{Path: o.testFile, SHA256: tt.sha})
 		train = t.data(inputs, target, seq(0, len(t.rows)))

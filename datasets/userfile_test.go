@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,6 +186,54 @@ func TestCheckRun(t *testing.T) {
 				t.Errorf("unexpected error %v", err)
 			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 				t.Errorf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestCheckRunCSVColumns: the column parameters of a user CSV are resolved
+// against the file's header when the grid is expanded (before, a misspelt
+// name passed CheckRun and failed every run), as a *ParamError naming the
+// parameter, with the file's columns and "did you mean".
+func TestCheckRunCSVColumns(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "d.csv", userCSV)
+	sameCols := writeFile(t, dir, "t.csv", "x1,x2,is_test,y\n20,30,0,21\n")
+	otherCols := writeFile(t, dir, "t3.csv", "x1,x2,y\n20,30,21\n")
+	moved := writeFile(t, dir, "tm.csv", "y,x1,x2,is_test\n21,20,30,0\n")
+	noHeader := writeFile(t, dir, "n.csv", "1,2,3\n4,5,6\n")
+	for _, c := range []struct {
+		name   string
+		params map[string]any
+		param  string // the *ParamError's parameter; "" = valid
+		want   string
+	}{
+		{"target case", map[string]any{"file": file, "target": "Y"}, "target",
+			`d.csv: param target = "Y": no such column (did you mean "y"?); columns: x1, x2, is_test, y`},
+		{"input typo", map[string]any{"file": file, "inputs": []any{"x1", "x3"}}, "inputs",
+			`param inputs = "x3": no such column (did you mean "x1"?); columns: x1, x2, is_test, y`},
+		{"mask typo", map[string]any{"file": file, "test_mask": "istest"}, "test_mask",
+			`param test_mask = "istest": no such column (did you mean "is_test"?)`},
+		{"nothing near", map[string]any{"file": file, "target": "pressure"}, "target",
+			`param target = "pressure": no such column; columns: x1, x2, is_test, y`},
+		{"index out of range", map[string]any{"file": file, "target": int64(4)}, "target", "param target = 4, but the file has 4 columns (0..3)"},
+		{"input is the target", map[string]any{"file": file, "inputs": []any{"y"}}, "inputs", `column 3 ("y") is the target`},
+		{"mask is the target", map[string]any{"file": file, "test_mask": "y"}, "test_mask", "test_mask and target are the same column"},
+		{"name without header", map[string]any{"file": noHeader, "target": "c"}, "target", "names a column, but the file has no header"},
+		{"test file columns", map[string]any{"file": file, "test_file": otherCols}, "test_file", "t3.csv has 3 columns, file " + file + " has 4"},
+		{"test file order", map[string]any{"file": file, "test_file": moved, "inputs": []any{"x1", "x2"}}, "test_file", "its header puts the inputs or the target in other columns"},
+		{"ok", map[string]any{"file": file, "target": "y", "inputs": []any{"x1", "x2"}, "test_file": sameCols}, "", ""},
+		{"ok by index", map[string]any{"file": noHeader, "target": int64(0)}, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckRun(UserCSV, c.params, "", "", []int{0}, dir)
+			var pe *ParamError
+			switch {
+			case c.param == "" && err != nil:
+				t.Errorf("unexpected error %v", err)
+			case c.param == "":
+			case !errors.As(err, &pe) || pe.Param != c.param || !strings.Contains(err.Error(), c.want):
+				t.Errorf("error %v, want a *ParamError about %s containing %q", err, c.param, c.want)
 			}
 		})
 	}

@@ -18,8 +18,27 @@
 //     cannot run on a dataset marked "n/a" and why ([[report.not_applicable]]);
 //   - an index.md that shows everything together with the claim verdicts.
 //
+// A config without [[table]] and [[figure]] sections (an ad-hoc sweep) gets
+// the default report (defaultreport.go, defaultfigures.go), which answers
+// "which method, at what cost" per dataset: test NLPD and RMSE against the
+// effective number of inducing variables M (metric x_num_inducing, else
+// num_features, else the num_inducing or num_features parameter; the
+// caption says which) with exact GPR as a dashed reference line
+// (nlpd-vs-m-DATASET.png, rmse-vs-m-DATASET.png), a Pareto front of test
+// NLPD against training CPU seconds (pareto-DATASET.png), the optimiser's
+// objective against iteration for one run per method (trace-DATASET.png),
+// the same metrics against any other numeric parameter that varies within
+// a method, and summary.md/summary.csv with one row per configuration.
+// Only parameters that vary within a method become axes, legend entries or
+// columns; those that differ only between methods are listed once. Runs
+// stored with x_converged = 0 are drawn hollow and counted. Legends sit
+// below the plot in columns that fit its width. Every CSV leaves a missing
+// value empty (Markdown shows "—"), so numeric columns parse as numbers.
+//
 // Nothing is passed off as something else: a reduced profile (e.g. "quick")
 // is named in every table and figure title, an absent cell is shown as "—"
 // with a footnote saying what is missing and how to get it, and the paper's
-// own numbers appear only in columns labelled as the paper's.
+// own numbers appear only in columns labelled as the paper's. Only a config
+// that cites a paper (paper numbers, figure or claim "paper" fields) speaks
+// of "the paper" and of "ours".
 package figures

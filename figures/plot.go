@@ -73,12 +73,15 @@ type figure struct {
 	styles   map[string]seriesStyle // fixed series styles (FigureSpec.SeriesStyle)
 	// The panel being drawn: points whose mean is ≤ 0 on a log y axis, and
 	// the smallest positive value drawn (where they go).
-	clamped  []clampedPoint
-	floor    float64
-	panels   []*plot.Plot
-	cols     int
-	legend   *plot.Legend // shared legend drawn right of the panels, or nil
-	colorbar *plot.Plot   // heatmap colour scale, or nil
+	clamped []clampedPoint
+	floor   float64
+	panels  []*plot.Plot
+	cols    int
+	legend  *plot.Legend // shared legend drawn right of the panels, or nil
+	// below is a legend drawn under the panels, in as many columns as fit
+	// the figure's width (legend.go); used instead of legend.
+	below    []legendItem
+	colorbar *plot.Plot // heatmap colour scale, or nil
 	panelW   vg.Length
 	panelH   vg.Length
 	// fronts lists each panel's Pareto front ("pareto" figures), for index.md.
@@ -880,6 +883,8 @@ func (f *figure) encode(format string) ([]byte, error) {
 	}
 	w := vg.Length(cols)*pw + right
 	h := vg.Length(rows)*ph + top
+	bl := layoutBelow(f.below, w)
+	h += bl.height
 	var c vg.CanvasWriterTo
 	switch format {
 	case "png":
@@ -897,6 +902,7 @@ func (f *figure) encode(format string) ([]byte, error) {
 	main := dc
 	main.Max.X -= right
 	main.Max.Y -= top
+	main.Min.Y += bl.height
 	grid := make([][]*plot.Plot, rows)
 	for r := range grid {
 		grid[r] = make([]*plot.Plot, cols)
@@ -936,6 +942,11 @@ func (f *figure) encode(format string) ([]byte, error) {
 		lc.Min.X = x + vg.Points(8)
 		lc.Max.Y -= top + vg.Points(24)
 		f.legend.Draw(lc)
+	}
+	if len(f.below) > 0 {
+		bc := dc
+		bc.Max.Y = bc.Min.Y + bl.height
+		drawBelow(bc, f.below, bl)
 	}
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(io.Writer(&buf)); err != nil {

@@ -6,9 +6,16 @@
 // while a sweep writes; every finished run is written in one transaction
 // (SaveRun), and re-saving a run id replaces all of its rows. A writer that
 // finds the database locked by another process waits for the busy timeout
-// (DefaultBusyTimeout) and then fails with an error naming the file. Shards
-// written by `sgplab run --shard i/n` are combined with Merge, which is
-// idempotent by run id.
+// (DefaultBusyTimeout) and then fails with an error naming the file. A store
+// opened with OpenReadOnly runs any SQL (Query) but cannot change a file:
+// besides mode=ro and query_only, an SQLite authorizer on every connection
+// refuses writes, schema changes, ATTACH, VACUUM, transactions and PRAGMAs
+// that set values before they run.
+//
+// Shards written by `sgplab run --shard i/n` are combined with Merge, which
+// is idempotent by run id and never replaces a run by a copy with a lesser
+// status (done > failed > interrupted = running); two done copies with
+// different results are a conflict unless a Prefer rule settles them.
 //
 // # Schema
 //

@@ -14,35 +14,38 @@ import (
 const driverName = "sqlite3_sgplab"
 
 func init() {
-	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		unary := func(f func(float64) float64) func(any) (any, error) {
-			return func(x any) (any, error) {
-				v, ok := asFloat(x)
-				if !ok {
-					return nil, nil // NULL for NULL or text, as SQLite's own functions
-				}
-				return f(v), nil
+	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: registerMath})
+}
+
+// registerMath adds the math functions to a new connection.
+func registerMath(c *sqlite3.SQLiteConn) error {
+	unary := func(f func(float64) float64) func(any) (any, error) {
+		return func(x any) (any, error) {
+			v, ok := asFloat(x)
+			if !ok {
+				return nil, nil // NULL for NULL or text, as SQLite's own functions
 			}
+			return f(v), nil
 		}
-		for name, f := range map[string]any{
-			"ln":   unary(math.Log),
-			"exp":  unary(math.Exp),
-			"sqrt": unary(math.Sqrt),
-			"power": func(x, y any) (any, error) {
-				a, ok1 := asFloat(x)
-				b, ok2 := asFloat(y)
-				if !ok1 || !ok2 {
-					return nil, nil
-				}
-				return math.Pow(a, b), nil
-			},
-		} {
-			if err := c.RegisterFunc(name, f, true); err != nil {
-				return err
+	}
+	for name, f := range map[string]any{
+		"ln":   unary(math.Log),
+		"exp":  unary(math.Exp),
+		"sqrt": unary(math.Sqrt),
+		"power": func(x, y any) (any, error) {
+			a, ok1 := asFloat(x)
+			b, ok2 := asFloat(y)
+			if !ok1 || !ok2 {
+				return nil, nil
 			}
+			return math.Pow(a, b), nil
+		},
+	} {
+		if err := c.RegisterFunc(name, f, true); err != nil {
+			return err
 		}
-		return nil
-	}})
+	}
+	return nil
 }
 
 // asFloat reads an SQLite integer or real.

@@ -33,6 +33,16 @@ var metricDocs = map[string]string{
 // set: "x_foo" is accepted and stored but carries no promise of stability.
 const ExtensionPrefix = "x_"
 
+// IsMeasured reports whether a metric measures the machine rather than the
+// run's result: wall-clock and CPU times (names ending in "_seconds"),
+// rates ("_per_second") and the load average ("x_load_avg…"). Two
+// executions of one run differ in these and agree bitwise in every other
+// metric.
+func IsMeasured(name string) bool {
+	return strings.HasSuffix(name, "_seconds") || strings.HasSuffix(name, "_per_second") ||
+		strings.HasPrefix(name, ExtensionPrefix+"load_avg")
+}
+
 // MetricNames returns the stable metric names with their descriptions.
 func MetricNames() map[string]string {
 	out := make(map[string]string, len(metricDocs))

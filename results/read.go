@@ -218,9 +218,19 @@ func scanRun(sc scanner) (Run, error) {
 
 // Metrics returns the metrics of run id sorted by name; NULL values read as NaN.
 func (s *Store) Metrics(runID string) ([]Metric, error) {
-	rows, err := s.db.QueryContext(context.Background(), "SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", runID)
+	out, err := readMetrics(context.Background(), s.db, runID)
 	if err != nil {
 		return nil, s.wrap("reading metrics of run "+runID, err)
+	}
+	return out, nil
+}
+
+// readMetrics reads the metrics of a run through q (a database or a
+// transaction).
+func readMetrics(ctx context.Context, q querier, runID string) ([]Metric, error) {
+	rows, err := q.QueryContext(ctx, "SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", runID)
+	if err != nil {
+		return nil, err
 	}
 	var out []Metric
 	for rows.Next() {
@@ -228,13 +238,13 @@ func (s *Store) Metrics(runID string) ([]Metric, error) {
 		var v sql.NullFloat64
 		if err := rows.Scan(&m.Name, &v); err != nil {
 			rows.Close()
-			return nil, s.wrap("reading metrics of run "+runID, err)
+			return nil, err
 		}
 		m.Value = floatOrNaN(v)
 		out = append(out, m)
 	}
 	if err := closeRows(rows); err != nil {
-		return nil, s.wrap("reading metrics of run "+runID, err)
+		return nil, err
 	}
 	return out, nil
 }
@@ -263,16 +273,29 @@ func (s *Store) Trace(runID string) ([]TracePoint, error) {
 	return out, nil
 }
 
-// Query runs one SQL statement and returns its column names and rows. Values
-// are nil (NULL), int64, float64, string or time.Time.
+// ErrNoStatement is the error of Query given SQL with no statement in it
+// (empty, blanks or comments).
+var ErrNoStatement = errors.New("results: no SQL statement to run")
+
+// Query runs SQL and returns the column names and rows of its last
+// statement. Values are nil (NULL), int64, float64, string or time.Time.
+// On a read-only store, a statement that would write anything is refused
+// before it runs (see Options.ReadOnly).
 func (s *Store) Query(sqlText string, args ...any) (cols []string, rows [][]any, err error) {
+	if strings.TrimSpace(sqlText) == "" {
+		return nil, nil, ErrNoStatement
+	}
+	s.guard.reset()
 	rs, err := s.db.QueryContext(context.Background(), sqlText, args...)
 	if err != nil {
-		return nil, nil, s.wrap("query", err)
+		return nil, nil, s.wrap("query", s.guard.explain(err))
 	}
 	defer rs.Close()
 	if cols, err = rs.Columns(); err != nil {
 		return nil, nil, s.wrap("query", err)
+	}
+	if len(cols) == 0 && s.readOnly { // every statement a read-only store runs has columns: only comments
+		return nil, nil, fmt.Errorf("%w in %q", ErrNoStatement, sqlText)
 	}
 	for rs.Next() {
 		vals := make([]any, len(cols))
@@ -296,7 +319,7 @@ func (s *Store) Query(sqlText string, args ...any) (cols []string, rows [][]any,
 		rows = append(rows, vals)
 	}
 	if err := rs.Err(); err != nil {
-		return nil, nil, s.wrap("query", err)
+		return nil, nil, s.wrap("query", s.guard.explain(err))
 	}
 	return cols, rows, nil
 }

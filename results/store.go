@@ -82,7 +82,10 @@ const DefaultBusyTimeout = 10 * time.Second
 
 // Options tune OpenWith.
 type Options struct {
-	// ReadOnly opens an existing database without write access.
+	// ReadOnly opens an existing database without write access, whatever
+	// the SQL: besides mode=ro and query_only, an SQLite authorizer on
+	// every connection refuses writes, schema changes, ATTACH, VACUUM,
+	// transactions and PRAGMAs that set values before they run.
 	ReadOnly bool
 	// BusyTimeout bounds the wait for another process's lock; zero means
 	// DefaultBusyTimeout.
@@ -99,6 +102,7 @@ type Store struct {
 	timeout  time.Duration
 	version  int        // schema version; older read-only databases lack later tables
 	mu       sync.Mutex // serialises this process's write transactions
+	guard    *readGuard // the authorizer of a read-only store's connections
 }
 
 // minReadVersion is the oldest schema a read-only Store reads without
@@ -132,6 +136,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 	q.Set("_foreign_keys", "1")
 	if o.ReadOnly {
 		q.Set("mode", "ro")
+		q.Set("_query_only", "1")
 	} else {
 		q.Set("_journal_mode", "WAL")
 		q.Set("_synchronous", "NORMAL")
@@ -139,12 +144,17 @@ func OpenWith(path string, o Options) (*Store, error) {
 		// front instead of failing on a read→write upgrade mid-transaction.
 		q.Set("_txlock", "immediate")
 	}
-	db, err := sql.Open(driverName, "file:"+escapeURIPath(abs)+"?"+q.Encode())
-	if err != nil {
+	dsn := "file:" + escapeURIPath(abs) + "?" + q.Encode()
+	var db *sql.DB
+	var guard *readGuard
+	if o.ReadOnly {
+		guard = new(readGuard)
+		db = sql.OpenDB(newGuardedConnector(dsn, guard))
+	} else if db, err = sql.Open(driverName, dsn); err != nil {
 		return nil, fmt.Errorf("results: opening %s: %w", abs, err)
 	}
 	db.SetMaxIdleConns(4)
-	s := &Store{db: db, path: abs, readOnly: o.ReadOnly, timeout: o.BusyTimeout}
+	s := &Store{db: db, path: abs, readOnly: o.ReadOnly, timeout: o.BusyTimeout, guard: guard}
 	ctx := context.Background()
 	// SQLite returns SQLITE_BUSY at once, without calling the busy handler,
 	// where waiting could deadlock: this happens when several processes (or

@@ -481,7 +481,7 @@ func (x *expander) checkDataset(key, name string, params map[string]any, splits 
 	}
 	if x.opt.CheckRun != nil {
 		if err := x.opt.CheckRun(name, p, protocol, scaling, splits); err != nil {
-			x.f.errorf(x.es, key+".datasets", "dataset %q: %v", name, err)
+			x.f.errorf(x.es, datasetKey(key, err), "dataset %q: %v", name, err)
 		}
 	}
 }

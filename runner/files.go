@@ -3,6 +3,7 @@ package runner
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -84,4 +85,15 @@ func checkFiles(spec *RunSpec) error {
 		}
 	}
 	return nil
+}
+
+// datasetKey is the key a dataset check's error is reported at: the
+// dataset parameter it names (an error with a DatasetParam method, such as
+// a user CSV's misspelt target column), else the grid's datasets list.
+func datasetKey(key string, err error) string {
+	var pe interface{ DatasetParam() string }
+	if errors.As(err, &pe) {
+		return key + ".dataset." + pe.DatasetParam()
+	}
+	return key + ".datasets"
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +88,37 @@ func TestFileContentInRunID(t *testing.T) {
 	rec, _, _ = st.Run(runs3[0].ID)
 	if rec.Status != results.StatusDone || !strings.Contains(rec.Provenance, `"InputFiles":{"z_file":"`+runs3[0].Files["z_file"]) {
 		t.Errorf("run %s, provenance %s: want done with the z_file hash", rec.Status, rec.Provenance)
+	}
+}
+
+// paramErr is a dataset check's error about one dataset parameter, as
+// datasets.ParamError.
+type paramErr struct{ param string }
+
+func (e paramErr) Error() string        { return "no column " + e.param }
+func (e paramErr) DatasetParam() string { return e.param }
+
+// TestDatasetErrorAtParamLine: a dataset check's error that names a
+// dataset parameter (a user CSV's misspelt target) is reported at that
+// parameter's line, other errors at the grid's datasets line.
+func TestDatasetErrorAtParamLine(t *testing.T) {
+	src := base + "[grid.dataset]\nfile = \"d.csv\"\ntarget = \"Y\"\n"
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{paramErr{"target"}, `test.toml:14: grid[0].dataset.target: dataset "toy": no column target`},
+		{paramErr{"inputs"}, `test.toml:12: grid[0].dataset.inputs: dataset "toy": no column inputs`}, // not in the file: its table's line
+		{errors.New("no test set"), `test.toml:6: grid[0].datasets: dataset "toy": no test set`},
+	} {
+		f, err := Parse("test.toml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = f.Expand(ExpandOptions{ValidateDataset: func(string, map[string]any) error { return nil },
+			CheckRun: func(string, map[string]any, string, string, []int) error { return c.err }})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
 	}
 }

@@ -503,12 +503,16 @@ func staleRuns(dbPath string, files []*runner.File, specs []*runner.RunSpec) (ma
 }
 
 func cmdQuery(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("query", `"SQL"`, `Runs SQL against a results database (opened read-only). Tables: runs, metrics,
-traces, run_params, hyperparameters, artifacts; views: run_metrics(run_id, method,
-dataset, split, seed, metric, value), run_params_v(run_id, method, dataset, split,
-seed, param, value, num), run_hyperparameters(run_id, grid, method, dataset, split,
-seed, name, idx, value) and run_convergence(run_id, grid, method, dataset, split,
-seed, status, iterations, converged, rel_change). See docs/results.md.`, stdout, stderr)
+	fs := newFlags("query", `"SQL"`, `Runs SQL against a results database and prints the last statement's rows.
+Tables: runs, metrics, traces, run_params, hyperparameters, artifacts, claims;
+views: run_metrics(run_id, method, dataset, split, seed, metric, value),
+run_params_v(run_id, method, dataset, split, seed, param, value, num),
+run_hyperparameters(run_id, grid, method, dataset, split, seed, name, idx, value)
+and run_convergence(run_id, grid, method, dataset, split, seed, status,
+iterations, converged, rel_change); see docs/results.md.
+Read-only: SELECT, WITH and informational PRAGMAs (table_info, user_version, …)
+run; SQLite itself refuses writes, schema changes, ATTACH, VACUUM, transactions
+and PRAGMAs that set values before they run (exit 1).`, stdout, stderr)
 	db := fs.String("db", "", "results database (required)")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	pos, err := parse(fs, args)
@@ -523,6 +527,8 @@ seed, status, iterations, converged, rel_change). See docs/results.md.`, stdout,
 		return usageErr(fs, "--db is required: the results database to query")
 	case len(pos) != 1:
 		return usageErr(fs, "want exactly one SQL statement (quote it), got %d arguments", len(pos))
+	case strings.TrimSpace(pos[0]) == "":
+		return usageErr(fs, "the SQL is empty: give a statement, e.g. \"SELECT status, count(*) FROM runs GROUP BY status\"")
 	}
 	store, err := results.OpenReadOnly(*db)
 	if err != nil {
@@ -530,6 +536,9 @@ seed, status, iterations, converged, rel_change). See docs/results.md.`, stdout,
 	}
 	defer store.Close()
 	cols, rows, err := store.Query(pos[0])
+	if errors.Is(err, results.ErrNoStatement) {
+		return usageErr(fs, "%v", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -538,8 +547,12 @@ seed, status, iterations, converged, rel_change). See docs/results.md.`, stdout,
 
 func cmdReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", "CONFIG.toml", `Renders the config's [[table]]s (Markdown, CSV, LaTeX) and [[figure]]s (PNG, SVG)
-from the results database into out/<name>/, with index.md showing the paper's
-numbers beside ours. The report uses exactly the runs the current config
+from the results database into out/<name>/, with index.md showing a paper's
+numbers beside ours where the config gives them. A config without tables and
+figures (an ad-hoc sweep) gets the default report: per dataset, test NLPD and
+RMSE against the number of inducing variables (exact GPR as a reference line),
+a Pareto front of NLPD against training CPU time, the optimiser traces, and
+summary.md/summary.csv. The report uses exactly the runs the current config
 expands to for the profile: runs of the same grids left by an older version
 of the config are ignored and counted in index.md (sgplab results prune
 deletes them). Without a database yet, it says what is missing.`, stdout, stderr)
@@ -835,7 +848,7 @@ that experiments/csv.toml sweeps (dataset "csv": your own file in a grid).`, std
 }
 
 func cmdResults(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("results", "export [CONFIG.toml...] [--db F] [--what W] [--format csv|json|table|npy] | merge A.db B.db... -o OUT.db | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: writes what --what names for the selected runs, every row starting with
+	fs := newFlags("results", "export [CONFIG.toml...] [--db F] [--what W] [--format csv|json|table|npy] | merge A.db B.db... -o OUT.db [--prefer newer|older|dst] [--allow-foreign] | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: writes what --what names for the selected runs, every row starting with
 run_id, grid, method, dataset, split, seed, profile, status, error:
   runs (default)   one row per run, a column per parameter (p.NAME) and metric
                    (m.NAME; m.x_converged is 1, 0, or empty without training)
@@ -851,6 +864,11 @@ With CONFIG.toml, only the runs the config's grids expand to now (under
 --profile, else every profile it defines), from its database unless --db;
 --grid (GRID or EXPERIMENT/GRID), --method, --status, --profile filter further.
 merge: combine shard databases into one, keyed by run id (merging again adds nothing).
+Of two copies of a run the higher status wins (done > failed > interrupted,
+running), so a done run is never replaced; of equal statuses the later one,
+but two done copies with different metrics (times aside) are a conflict that
+merges nothing unless --prefer settles it. Databases holding different
+experiments under one grid name are refused unless --allow-foreign.
 prune: delete the runs of the config's grids that the current config no longer
 expands to (left by an older version of it; reports already ignore them), with
 their metrics, traces, parameters and artifacts, in one transaction. Without
@@ -865,6 +883,8 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 	status := fs.String("status", "", "export: only runs with this status: done, failed, interrupted or running")
 	long := fs.Bool("long", false, "export: one row per run × metric (--what metrics)")
 	dry := fs.Bool("dry-run", false, "prune: list what would be deleted, delete nothing")
+	prefer := fs.String("prefer", "", "merge: settle done copies with different metrics: newer (the later-finished copy), older, or dst (the copy -o already holds); default: report them and merge nothing")
+	foreign := fs.Bool("allow-foreign", false, "merge: merge databases that hold different experiments under one grid name")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -898,11 +918,29 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 				return fmt.Errorf("cannot merge %s: %w", p, err)
 			}
 		}
-		added, err := results.Merge(*out, pos[1:]...)
+		rule, err := results.ParsePrefer(*prefer)
 		if err != nil {
+			return usageErr(fs, "--prefer %q: want newer, older or dst", *prefer)
+		}
+		rep, err := results.MergeWith(*out, results.MergeOptions{Prefer: rule, AllowForeign: *foreign}, pos[1:]...)
+		var conflict *results.ConflictError
+		var alien *results.ForeignError
+		switch {
+		case errors.As(err, &conflict):
+			return fmt.Errorf("%w\nsettle them with --prefer newer, older or dst (keep the copy that finished later, earlier, or the one %s holds)", err, *out)
+		case errors.As(err, &alien):
+			return fmt.Errorf("%w\nmerge them anyway with --allow-foreign, or into separate databases", err)
+		case err != nil:
 			return err
 		}
-		fmt.Fprintf(stdout, "merged %d new or updated runs into %s\n", added, *out)
+		fmt.Fprintf(stdout, "merged %d new and %d updated runs into %s", rep.Added, rep.Replaced, *out)
+		if rep.Lesser > 0 {
+			fmt.Fprintf(stdout, "; kept %d run(s) over a copy with a lesser status (done > failed > interrupted, running)", rep.Lesser)
+		}
+		if rep.Resolved > 0 {
+			fmt.Fprintf(stdout, "; settled %d done run(s) with different metrics by --prefer %s", rep.Resolved, rule)
+		}
+		fmt.Fprintln(stdout)
 		return nil
 	case "prune":
 		if len(pos) != 2 {

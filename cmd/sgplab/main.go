@@ -169,6 +169,7 @@ var examples = map[string]string{
 	"query": `  sgplab query --db out/demo/results.db "SELECT method, AVG(value) AS rmse FROM run_metrics WHERE metric = 'rmse' GROUP BY method"
   sgplab query --db out/demo/results.db --format csv "SELECT * FROM runs WHERE status = 'failed'"`,
 	"report": `  sgplab report experiments/demo.toml                   # tables and figures into out/demo/
+  sgplab report experiments/sweep-example.toml          # a sweep without tables: the default report
   sgplab report --profile quick --formats png,pdf paper_configs/iff.toml`,
 	"methods": `  sgplab methods                                        # every method
   sgplab methods sgpr svgp                              # just these`,
