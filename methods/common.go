@@ -231,7 +231,7 @@ func Settings(opt FitOptions, defaultMethod string) (optim.Settings, error) {
 	if opt.Iterations < 0 {
 		return optim.Settings{}, fmt.Errorf("iterations must be ≥ 0, got %d", opt.Iterations)
 	}
-	return optim.Settings{Method: method, MaxIter: opt.Iterations, GradTol: opt.GradTol, LearningRate: opt.LearningRate}, nil
+	return optim.Settings{Method: method, MaxIter: opt.Iterations, GradTol: opt.GradTol, LearningRate: opt.LearningRate, Stop: opt.Stop}, nil
 }
 
 // trainableNames lists the parameters of s currently marked trainable, so
@@ -262,7 +262,7 @@ func Train(ctx context.Context, s *param.Set, obj func(*ad.Tape, *param.Bound) (
 // NewFitResult summarises a training report. Parameters named in hide (such
 // as Z or q(u)) are left out of Hyper.
 func NewFitResult(rep optim.Report, s *param.Set, hide ...string) FitResult {
-	res := FitResult{Objective: rep.Objective, Iterations: rep.Iterations, Extra: map[string]float64{}}
+	res := FitResult{Objective: rep.Objective, Iterations: rep.Iterations, Status: rep.Status, Fitted: s, Extra: map[string]float64{}}
 	if rep.Rejected > 0 {
 		// L-BFGS trial points where the objective failed (e.g. a Cholesky
 		// at a too small noise variance), rejected as too long a step.

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
+	"sgplab/gp/optim"
 	"sgplab/gp/param"
 )
 
@@ -54,6 +55,10 @@ type FitOptions struct {
 	GradTol      float64 // L-BFGS gradient-norm tolerance; 0 is the default
 	Seed         uint64  // seeds every random draw of the fit (minibatches, MC samples, k-means)
 	Task         Task
+	// Stop ends the fit early once the convergence rule holds on the
+	// objective's trace (every optimiser: L-BFGS, Adam, natural
+	// gradients); the zero Rule (Tol 0) is off.
+	Stop optim.Rule
 }
 
 // Progress is reported by Fit after every optimiser iteration.
@@ -75,8 +80,16 @@ type TracePoint struct {
 type FitResult struct {
 	Objective  float64 // final objective (maximised; e.g. the ELBO), total over the training set
 	Iterations int
-	Trace      []TracePoint
-	Hyper      []param.Named // final hyperparameters in natural units
+	// Status is why the optimiser stopped (optim.Status…, of the last
+	// phase); "converged: …" means by its own criterion (gradient
+	// tolerance, stalled objective, the stopping rule). Empty when unknown.
+	Status string
+	Trace  []TracePoint
+	Hyper  []param.Named // final hyperparameters in natural units
+	// Fitted is the model's parameter set after Fit (read it, do not
+	// change it), nil for a method without one; the runner builds the
+	// artifacts "z" and "q" from it (FittedArtifact).
+	Fitted *param.Set
 	// Extra holds method-specific scalar results (e.g. "exact_lml", "jitter");
 	// they are stored as metrics under these names.
 	Extra map[string]float64

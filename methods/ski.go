@@ -218,6 +218,7 @@ func (m *skiModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 	var last ski.Estimate
 	var objErr error
 	nf := float64(n)
+	st.Stop.Floor /= nf // the loss below is per training point
 	obj := func(x, grad []float64) float64 {
 		m.set.SetVector(x)
 		h, mu := m.hyper()
@@ -246,7 +247,7 @@ func (m *skiModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progr
 	if out.X != nil {
 		m.set.SetVector(out.X)
 	}
-	res.Objective, res.Iterations = -out.F*nf, out.Iterations
+	res.Objective, res.Iterations, res.Status = -out.F*nf, out.Iterations, out.Status
 	res.Hyper = m.set.Natural()
 	res.Extra["num_features"] = float64(m.grid.Len())
 	res.Extra["grid_size"] = float64(size)

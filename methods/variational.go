@@ -30,7 +30,7 @@ import (
 // identities.
 func VariationalParams() []ParamDoc {
 	return []ParamDoc{{Name: "natgrad_step", Kind: Float,
-		Doc: "natural-gradient step size γ for q(u) (Salimbeni et al. 2018; 1 is exact for a Gaussian likelihood); when set, q(u) moves by natural gradients and the other parameters by Adam (learning_rate), from one minibatch and one backward pass per step; unset: q(u) is trained with the other parameters by the optimizer"}}
+		Doc: "natural-gradient step size γ for q(u) (Salimbeni et al. 2018; 1 is exact for a Gaussian likelihood); when set, q(u) moves by natural gradients and the other parameters by Adam (learning_rate), from one minibatch and one backward pass per step; the grid must say optimizer = \"adam\"; unset: q(u) is trained with the other parameters by the optimizer"}}
 }
 
 // Batch is one minibatch handed to a variational objective: inputs, targets
@@ -261,7 +261,7 @@ func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, 
 			qs = append(qs, optim.Gaussian{Mu: g.QMu(), Sqrt: g.QSqrt()})
 		}
 	}
-	return optim.TrainNatGrad(ctx, v.set, obj, qs, optim.NatGradSettings{MaxIter: st.MaxIter, Gamma: gamma, LearningRate: st.LearningRate},
+	return optim.TrainNatGrad(ctx, v.set, obj, qs, optim.NatGradSettings{MaxIter: st.MaxIter, Gamma: gamma, LearningRate: st.LearningRate, Stop: st.Stop},
 		func(pr optim.Progress) {
 			if progress != nil {
 				progress(Progress{Phase: pr.Phase, Iteration: pr.Iteration, Objective: pr.Objective, Elapsed: time.Since(start)})

@@ -50,6 +50,9 @@ func init() {
 			if err := checkNatGradStep("vish", p); err != nil {
 				return nil, err
 			}
+			if p.Has("natgrad_step") && p.String("objective") != "svgp" {
+				return nil, fmt.Errorf("vish: natgrad_step trains q(u) of the svgp objective; the collapsed objective has no q(u) (set objective = \"svgp\")")
+			}
 			if err := checkWarmStart("vish", p); err != nil {
 				return nil, err
 			}

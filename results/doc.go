@@ -31,6 +31,7 @@
 //	artifacts(run_id, name, rows, cols, columns, data)
 //	claims(run_id, worker, host, pid, claimed, heartbeat, stale_ms, token)
 //	lease_tokens(id, last)
+//	hyperparameters(run_id, name, idx, value)
 //
 // A claims row says which worker (host, pid) is running a run and when it
 // last said so (heartbeat, Unix ns); Claim takes runs in a write
@@ -42,14 +43,24 @@
 // worker and token, checked inside their own write transaction, so a worker
 // whose claim was taken over (it was suspended past its stale window)
 // writes nothing and learns so (ErrLeaseLost). SaveRun and
-// SaveRunArtifacts write without a lease, for tools and tests. Older
-// databases (version 2, 3) are read without migration; version 2 has no
-// claims.
+// SaveRunArtifacts write without a lease, for tools and tests. A
+// hyperparameters row is one entry of a fitted hyperparameter in natural
+// units (idx 0 for a scalar, one row per entry of a vector such as ARD
+// lengthscales). Older databases (versions 2 to 4) are read without
+// migration; version 2 has no claims, versions before 5 no
+// hyperparameters.
 //
-// and two views for hand-written SQL:
+// and views for hand-written SQL:
 //
 //	run_metrics(run_id, method, dataset, split, seed, metric, value)
 //	run_params_v(run_id, method, dataset, split, seed, param, value, num)
+//	run_hyperparameters(run_id, grid, method, dataset, split, seed, name, idx, value)
+//	run_convergence(run_id, grid, method, dataset, split, seed, status, iterations, converged, rel_change)
+//
+// ExportWhat writes runs (wide), metrics, hyperparameters, traces or an
+// artifact of selected runs as CSV, JSON or a table, ExportNPY an
+// artifact as NPY files (WriteNPY). docs/results.md shows reading the
+// database from Python.
 //
 // The views do not filter on status (a failed run may have saved some
 // metrics); join runs for status, grid or profile. For example, mean test

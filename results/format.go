@@ -217,29 +217,8 @@ func jsonValue(v any) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// exportSQL lists every run with each of its metrics; runs without metrics
-// (failed, running) appear once with a NULL metric so nothing is lost.
-const exportSQL = `SELECT r.id AS run_id, r.grid, r.method, r.dataset, r.split, r.seed, r.profile,
-	r.status, r.error, m.name AS metric, m.value
-FROM runs r LEFT JOIN metrics m ON m.run_id = r.id
-ORDER BY r.grid, r.method, r.dataset, r.split, r.seed, r.id, m.name`
-
 // Export writes all runs with their metrics, one row per run × metric, as
-// csv or json (or table). Seeds are written as unsigned integers.
+// csv or json (or table): ExportWhat with ExportMetrics and no filter.
 func (s *Store) Export(w io.Writer, format string) error {
-	switch format {
-	case FormatCSV, FormatJSON, FormatTable:
-	default:
-		return fmt.Errorf("results: unknown export format %q: use csv or json", format)
-	}
-	cols, rows, err := s.Query(exportSQL)
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if seed, ok := r[5].(int64); ok {
-			r[5] = uint64(seed)
-		}
-	}
-	return WriteRows(w, format, cols, rows)
+	return s.ExportWhat(w, format, ExportMetrics, ExportFilter{})
 }

@@ -154,6 +154,13 @@ func (s *Store) Runs(filter Filter) ([]Run, error) {
 	if err := closeRows(prows); err != nil {
 		return nil, s.wrap("reading run parameters", err)
 	}
+	if err := s.readHyper(ctx, where, args, func(id string, h Hyperparameter) {
+		if i, ok := index[id]; ok {
+			runs[i].Hyper = append(runs[i].Hyper, h)
+		}
+	}); err != nil {
+		return nil, err
+	}
 	return runs, nil
 }
 
@@ -181,6 +188,9 @@ func (s *Store) Run(id string) (Run, bool, error) {
 	}
 	if err := closeRows(rows); err != nil {
 		return Run{}, false, s.wrap("reading parameters of run "+id, err)
+	}
+	if r.Hyper, err = s.Hyperparameters(id); err != nil {
+		return Run{}, false, err
 	}
 	return r, true, nil
 }

@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package writes. It is stored in
 // the database header (PRAGMA user_version) and logged in the
 // schema_version table.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migration moves a database from version-1 to version.
 type migration struct {
@@ -26,6 +26,7 @@ var migrations = []migration{
 	{version: 2, sql: schemaV2},
 	{version: 3, sql: schemaV3},
 	{version: 4, sql: schemaV4},
+	{version: 5, sql: schemaV5}, // hyper.go
 }
 
 // schemaV1 is the first schema.

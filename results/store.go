@@ -48,6 +48,9 @@ type Run struct {
 	Profile    string // "quick", "full" or ""
 	// Params are the run's flattened parameters, e.g. {"num_inducing", "100"}.
 	Params []Param
+	// Hyper are the run's fitted hyperparameters (hyperparameters table),
+	// by name and index.
+	Hyper []Hyperparameter
 }
 
 // Param is one flattened run parameter. It is stored as text, and also as a
@@ -260,8 +263,9 @@ func (s *Store) checkVersion(ctx context.Context) error {
 		s.version = v
 		return nil
 	case v >= minReadVersion && v < SchemaVersion:
-		// Versions since 2 differ only by added tables (claims in 3)
-		// and columns readers do not use (the claims' token in 4), so
+		// Versions since 2 differ only by added tables, views and
+		// columns readers do not use (claims in 3, the claims' token in
+		// 4, hyperparameters in 5); absent tables read as empty, so
 		// reading needs no migration.
 		s.version = v
 		return nil
@@ -374,7 +378,7 @@ const traceBatch = 100
 // writeRun replaces the rows of r.ID inside tx. Children are deleted
 // explicitly so correctness does not hinge on PRAGMA foreign_keys.
 func writeRun(ctx context.Context, tx *sql.Tx, r Run, metrics []Metric, trace []TracePoint) error {
-	for _, table := range []string{"metrics", "traces", "run_params", "artifacts", "runs"} {
+	for _, table := range []string{"metrics", "traces", "run_params", "artifacts", "hyperparameters", "runs"} {
 		col := "run_id"
 		if table == "runs" {
 			col = "id"
@@ -408,6 +412,9 @@ func writeRun(ctx context.Context, tx *sql.Tx, r Run, metrics []Metric, trace []
 		if _, err := tx.ExecContext(ctx, "INSERT INTO run_params (run_id, name, value, num) VALUES "+placeholders(len(r.Params), 4), args...); err != nil {
 			return err
 		}
+	}
+	if err := writeHyper(ctx, tx, r.ID, r.Hyper); err != nil {
+		return err
 	}
 	var full *sql.Stmt
 	args := make([]any, 0, 6*traceBatch)

@@ -63,7 +63,7 @@ func (s *Store) GridRuns(experiment string, grids []string) ([]RunRef, error) {
 
 // runTables are the tables holding rows keyed by run, children first.
 var runTables = []struct{ name, key string }{
-	{"artifacts", "run_id"}, {"traces", "run_id"}, {"metrics", "run_id"}, {"run_params", "run_id"}, {"runs", "id"},
+	{"hyperparameters", "run_id"}, {"artifacts", "run_id"}, {"traces", "run_id"}, {"metrics", "run_id"}, {"run_params", "run_id"}, {"runs", "id"},
 }
 
 // DeleteRuns deletes the given runs with their metrics, traces, parameters
@@ -207,6 +207,11 @@ func (m *Store) copyFrom(path string, ids []string) error {
 	// column order between the file and this build cannot shift values.
 	for i := len(runTables) - 1; i >= 0; i-- {
 		t := runTables[i]
+		if ok, err := hasTable(ctx, conn, "src", t.name); err != nil {
+			return m.wrap("copying runs", err)
+		} else if !ok {
+			continue // an older database without this table
+		}
 		cols, err := tableColumns(ctx, conn, t.name)
 		if err != nil {
 			return m.wrap("copying runs", err)

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 )
 
-// ExportFilter selects the runs of a wide export; empty fields match all.
-// Grid matches the stored grid (EXPERIMENT/GRID) or its last part.
+// ExportFilter selects the runs of an export; empty fields match all.
+// Grid matches the stored grid, its last part, or EXPERIMENT/GRID. IDs,
+// when not nil, keeps only those runs (a config's current runs).
 type ExportFilter struct {
 	Grid, Method, Status, Profile string
+	IDs                           map[string]struct{}
 }
 
 // ExportWide writes one row per run: its identity (run_id, grid, method,
@@ -24,33 +25,14 @@ func (s *Store) ExportWide(w io.Writer, format string, f ExportFilter) error {
 	default:
 		return fmt.Errorf("results: unknown export format %q: use csv, json or table", format)
 	}
-	var conds []string
-	var args []any
-	if f.Grid != "" { // as stored (EXPERIMENT/GRID) or the grid's own name
-		conds = append(conds, "(r.grid = ? OR substr(r.grid, -length(?) - 1) = '/' || ?)")
-		args = append(args, f.Grid, f.Grid, f.Grid)
-	}
-	for _, c := range []struct{ col, val string }{{"method", f.Method}, {"status", f.Status}, {"profile", f.Profile}} {
-		if c.val != "" {
-			conds = append(conds, "r."+c.col+" = ?")
-			args = append(args, c.val)
-		}
-	}
-	where := ""
-	if len(conds) > 0 {
-		where = " WHERE " + strings.Join(conds, " AND ")
-	}
-	_, runs, err := s.Query(`SELECT r.id, r.grid, r.method, r.dataset, r.split, r.seed, r.profile, r.status, r.error
-		FROM runs r`+where+` ORDER BY r.grid, r.method, r.dataset, r.split, r.seed, r.id`, args...)
+	where, args := f.where()
+	runs, err := s.exportRuns(f)
 	if err != nil {
 		return err
 	}
 	index := make(map[string]int, len(runs))
 	for i, r := range runs {
 		index[r[0].(string)] = i
-		if seed, ok := r[5].(int64); ok {
-			r[5] = uint64(seed)
-		}
 	}
 	values := map[string]map[string]any{} // column → run id → value
 	collect := func(prefix, q string) error {

@@ -36,8 +36,10 @@ const (
 // fieldSize is the number of grid points per axis of ArtifactField.
 const fieldSize = 81
 
-// RunnerArtifacts lists the artifacts the runner produces for any method.
-var RunnerArtifacts = []string{ArtifactPredictions, ArtifactTrain, ArtifactField}
+// RunnerArtifacts lists the artifacts the runner produces for any method
+// (z and q for any method that has inducing inputs and a stored q(u):
+// methods.ArtifactZ, methods.ArtifactQ).
+var RunnerArtifacts = []string{ArtifactPredictions, ArtifactTrain, ArtifactField, methods.ArtifactZ, methods.ArtifactQ}
 
 var artifactNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
@@ -60,6 +62,12 @@ func buildArtifacts(spec *RunSpec, oc outcome, model methods.Model) ([]results.A
 				return nil, err
 			}
 			out = append(out, a)
+		case methods.ArtifactZ, methods.ArtifactQ:
+			a, err := methods.FittedArtifact(name, oc.fit.Fitted)
+			if err != nil {
+				return nil, fmt.Errorf("method %s: %w", spec.Method, err)
+			}
+			out = append(out, results.Artifact{Name: a.Name, Columns: a.Columns, Rows: a.Rows, Data: a.Data})
 		default:
 			am, ok := model.(methods.ArtifactModel)
 			if !ok {

@@ -154,3 +154,67 @@ func TestFieldArtifact(t *testing.T) {
 		t.Errorf("1-D data: error %v, want one saying it needs 2 inputs", err)
 	}
 }
+
+// TestRunStoresZAndQ: artifacts = ["z", "q"] stores the fitted inducing
+// inputs and q(u) of a real SVGP fit (shapes M × (D+1) and M × (M+2), a
+// positive-definite covariance); asking a collapsed SGPR for q fails that
+// run with an error saying why.
+func TestRunStoresZAndQ(t *testing.T) {
+	src := `
+name = "t"
+[[grid]]
+name = "g"
+methods = ["svgp", "sgpr"]
+datasets = ["toy"]
+iterations = 5
+optimizer = "lbfgs"
+artifacts = ["q", "z"]
+[grid.params]
+num_inducing = 4
+`
+	runs, _, err := expand(t, src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, st := newRunner(t, filepath.Join(t.TempDir(), "a.db"))
+	sum, err := r.Run(context.Background(), runs)
+	if err != nil || sum.Done != 1 || sum.Failed != 1 {
+		t.Fatalf("%v %v", sum, err)
+	}
+	for _, run := range runs {
+		rec, _, err := st.Run(run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Method == "sgpr" {
+			if !strings.Contains(rec.Error, `artifact "q"`) || !strings.Contains(rec.Error, "optimal and not stored") {
+				t.Errorf("sgpr asked for q: error %q", rec.Error)
+			}
+			continue
+		}
+		arts, err := st.Artifacts(run.ID)
+		if err != nil || len(arts) != 2 {
+			t.Fatalf("artifacts %+v %v", arts, err)
+		}
+		q, z := arts[0], arts[1]
+		if z.Name != "z" || z.Rows != 4 || strings.Join(z.Columns, ",") != "x0,set" {
+			t.Errorf("z: %s %v × %d", z.Name, z.Columns, z.Rows)
+		}
+		if q.Name != "q" || q.Rows != 4 || len(q.Columns) != 6 {
+			t.Fatalf("q: %s %v × %d", q.Name, q.Columns, q.Rows)
+		}
+		cov := mat.NewSymDense(4, nil)
+		for i := 0; i < 4; i++ {
+			for j := i; j < 4; j++ {
+				cov.SetSym(i, j, q.At(i, 2+j))
+				if math.Abs(q.At(i, 2+j)-q.At(j, 2+i)) > 1e-12 {
+					t.Errorf("q covariance not symmetric at (%d, %d)", i, j)
+				}
+			}
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(cov) {
+			t.Errorf("q covariance not positive definite:\n%v", mat.Formatted(cov))
+		}
+	}
+}

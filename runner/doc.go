@@ -12,7 +12,14 @@
 // Every run is identified by the SHA-256 of its canonical JSON spec (first
 // 16 hex digits), so running a grid again skips what the database already
 // holds as done (resume), shards (Shard) partition a grid deterministically,
-// and merged shard databases never duplicate a run.
+// and merged shard databases never duplicate a run. An optional key left
+// out of a grid (stop_tol, artifacts) is absent from the spec, so adding
+// such a key to the runner leaves existing ids alone (TestRunIDsUnchanged).
+//
+// Every done run records its metrics, trace, fitted hyperparameters and
+// convergence diagnostic (x_converged, x_rel_change: optim.Rule on the last
+// phase of the trace, see convergence) in one transaction; stop_tol makes
+// the same rule end the fit early.
 //
 // Runner.Run executes runs with a bounded number of workers. A run that
 // fails or panics is recorded as failed with its message and the sweep goes

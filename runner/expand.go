@@ -33,7 +33,7 @@ type ExpandOptions struct {
 var positiveParams = []string{"num_inducing", "num_features"}
 
 // fitKeys are grid keys that are fit settings, matched by include/exclude.
-var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "task"}
+var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "stop_tol", "task"}
 
 // Expand turns every grid of the file into runs: the Cartesian product of
 // its lists, minus exclude matches, plus include runs. It validates method
@@ -369,6 +369,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		}
 	}
 	x.checkFit(s)
+	x.checkNatGrad(s, ms)
 	if len(*es) > n0 {
 		return
 	}
@@ -381,7 +382,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 	}
 	lrs := floats(s.raw["learning_rate"])
 	bss := ints(s.raw["batch_size"], 0)
-	gts := floats(s.raw["grad_tol"])
+	tols := tolerances(floats(s.raw["grad_tol"]), floats(s.raw["stop_tol"]))
 	for _, it := range iters {
 		if it < 0 {
 			f.errorf(es, key+".iterations", "must be ≥ 0 (0 evaluates at the initial values), got %d", it)
@@ -420,13 +421,13 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 									for _, opt := range opts {
 										for _, lr := range lrs {
 											for _, bs := range bss {
-												for _, gt := range gts {
+												for _, tol := range tols {
 													r := &RunSpec{
 														Experiment: f.Name, Grid: s.name, Profile: s.profile,
 														Method: mc.m.Name, Params: p,
 														Dataset: dn, DatasetParams: dp, Protocol: protocol, Scaling: scaling,
 														Split: split, Seed: uint64(seed), Task: task,
-														Iterations: it, Optimizer: opt, LearningRate: lr, BatchSize: bs, GradTol: gt,
+														Iterations: it, Optimizer: opt, LearningRate: lr, BatchSize: bs, GradTol: tol.grad, StopTol: tol.stop,
 														Metrics: metricNames, Artifacts: artifactNames, TimeLimit: timeLimit, MemLimit: memLimit, Source: source,
 														Files: files,
 													}
@@ -513,6 +514,13 @@ func (x *expander) checkFit(s *settings) {
 			}
 		}
 	}
+	if v, ok := s.raw["stop_tol"]; ok {
+		for _, st := range floats(v) {
+			if !(st >= 0 && st < 1) {
+				x.f.errorf(x.es, s.key+".stop_tol", "must be ≥ 0 and < 1 (a relative change of the objective per iteration, e.g. 1e-5; 0 is off), got %v", st)
+			}
+		}
+	}
 }
 
 // checkFilterKeys reports exclude keys that name nothing in the grid.
@@ -577,6 +585,8 @@ func matches(r *RunSpec, e map[string]any) bool {
 			got = r.BatchSize
 		case "grad_tol":
 			got = r.GradTol
+		case "stop_tol":
+			got = r.StopTol
 		case "task":
 			got = r.Task
 		default:
@@ -792,6 +802,20 @@ func floats(v any) []float64 {
 	for _, e := range toList(v) {
 		if n, ok := number(e); ok {
 			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// tolerance is one combination of the fit's stopping tolerances.
+type tolerance struct{ grad, stop float64 }
+
+// tolerances is the product of the grad_tol and stop_tol axes.
+func tolerances(grad, stop []float64) []tolerance {
+	out := make([]tolerance, 0, len(grad)*len(stop))
+	for _, g := range grad {
+		for _, s := range stop {
+			out = append(out, tolerance{g, s})
 		}
 	}
 	return out

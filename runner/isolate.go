@@ -51,6 +51,7 @@ type childResult struct {
 	MissingDataset, MissingMsg string
 	Metrics                    []results.Metric
 	Artifacts                  []results.Artifact
+	Hyper                      []results.Hyperparameter
 	Provenance                 string
 }
 
@@ -104,7 +105,13 @@ func ServeChild(in io.Reader, out io.Writer, prepare PrepareFunc) error {
 		return enc.Encode(m)
 	}
 	r := &Runner{Prepare: prepare}
-	oc := r.guarded(context.Background(), &spec, func(p methods.Progress) { send(childMsg{Progress: &p}) })
+	// The child keeps the trace it streams, so that it judges convergence
+	// on exactly the points the parent stores.
+	var trace []results.TracePoint
+	oc := r.guarded(context.Background(), &spec, func(p methods.Progress) {
+		trace = append(trace, results.TracePoint{Iteration: p.Iteration, Elapsed: p.Elapsed.Seconds(), Objective: p.Objective, Phase: p.Phase})
+		send(childMsg{Progress: &p})
+	})
 	var res childResult
 	if oc.data != nil {
 		res.Provenance = provenanceJSON(oc.data.Provenance, spec.Files)
@@ -118,7 +125,8 @@ func ServeChild(in io.Reader, out io.Writer, prepare PrepareFunc) error {
 	} else if ms, err := runMetrics(&spec, oc); err != nil {
 		res.Err = "scoring predictions: " + err.Error()
 	} else {
-		res.Metrics, res.Artifacts = ms, oc.arts
+		res.Metrics, res.Artifacts = append(ms, convergenceMetrics(&spec, oc, trace)...), oc.arts
+		res.Hyper = hyperRows(oc.fit.Hyper)
 	}
 	return send(childMsg{Result: &res})
 }
@@ -210,7 +218,7 @@ func (r *Runner) isolated(ctx context.Context, spec *RunSpec, memLimit int64, on
 	<-streamed
 	if res != nil {
 		oc.provenance, oc.scored = res.Provenance, true
-		oc.metrics, oc.arts = res.Metrics, res.Artifacts
+		oc.metrics, oc.arts, oc.hyper = res.Metrics, res.Artifacts, res.Hyper
 		switch {
 		case res.MissingDataset != "":
 			oc.err = missingInChild{res.Err, res.MissingDataset, res.MissingMsg}

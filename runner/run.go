@@ -372,6 +372,7 @@ type outcome struct {
 	// JSON, without the data and predictions.
 	scored     bool
 	metrics    []results.Metric
+	hyper      []results.Hyperparameter
 	provenance string
 }
 
@@ -495,7 +496,7 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 			absent = md
 		}
 	case oc.scored:
-		ms, rec.Status = oc.metrics, results.StatusDone
+		ms, rec.Status, rec.Hyper = oc.metrics, results.StatusDone, oc.hyper
 	default:
 		var err error
 		ms, err = runMetrics(spec, oc)
@@ -505,6 +506,8 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 			ms = nil
 		} else {
 			rec.Status = results.StatusDone
+			ms = append(ms, convergenceMetrics(spec, oc, tr)...)
+			rec.Hyper = hyperRows(oc.fit.Hyper)
 		}
 	}
 	var arts []results.Artifact
@@ -559,6 +562,9 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	opt := methods.FitOptions{
 		Iterations: spec.Iterations, Optimizer: spec.Optimizer, LearningRate: spec.LearningRate,
 		BatchSize: spec.BatchSize, GradTol: spec.GradTol, Seed: spec.Seed, Task: methods.Task(task),
+	}
+	if spec.StopTol > 0 {
+		opt.Stop = stopRule(spec, data.Train.N())
 	}
 	t0, cpu0 := time.Now(), processCPUSeconds()
 	oc.cpuSecs = math.NaN()

@@ -35,7 +35,10 @@ type RunSpec struct {
 	LearningRate  float64
 	BatchSize     int
 	GradTol       float64
-	Metrics       []string // metrics to keep; empty keeps all
+	// StopTol ends the fit once the convergence rule (optim.Rule) holds
+	// at this tolerance; 0 (the default) runs to the iteration budget.
+	StopTol float64
+	Metrics []string // metrics to keep; empty keeps all
 	// Artifacts are the arrays to store with the run (see StoreArtifacts).
 	Artifacts []string
 	// Files maps each parameter that names a file ("dataset.file",
@@ -85,6 +88,9 @@ func (s *RunSpec) seal() error {
 	}
 	if s.Task != "" {
 		m["task"] = s.Task
+	}
+	if s.StopTol != 0 { // absent when off, so older run ids are unchanged
+		m["fit"].(map[string]any)["stop_tol"] = s.StopTol
 	}
 	if len(s.Metrics) > 0 {
 		m["metrics"] = s.Metrics
@@ -140,6 +146,9 @@ func (s *RunSpec) FlatParams() [][2]string {
 		[2]string{"fit.batch_size", strconv.Itoa(s.BatchSize)},
 		[2]string{"fit.grad_tol", formatValue(s.GradTol)},
 	)
+	if s.StopTol != 0 {
+		out = append(out, [2]string{"fit.stop_tol", formatValue(s.StopTol)})
+	}
 	if s.Task != "" {
 		out = append(out, [2]string{"task", s.Task})
 	}

@@ -356,8 +356,9 @@ func paramsText(s *runner.RunSpec) string {
 
 func cmdStatus(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("status", "[GRID.toml...]", `With grid files: done / failed / interrupted / running / pending runs per grid
-and profile (pending = not in the database). Without: what the database holds
-per grid, profile and status.`, stdout, stderr)
+and profile (pending = not in the database), and how many done runs had not
+converged (the objective still moving at the last iteration: x_converged = 0).
+Without: what the database holds per grid, profile and status.`, stdout, stderr)
 	db := fs.String("db", "", "results database (default: the first file's database)")
 	profile := fs.String("profile", os.Getenv("PROFILE"), "profile the grids are expanded with: full or quick (default $PROFILE, else every profile the files define)")
 	requireDone := fs.Bool("require-done", false, "with grid files: exit 3 unless every run is done (for scripts, e.g. after merging shards)")
@@ -375,7 +376,9 @@ per grid, profile and status.`, stdout, stderr)
 			return err
 		}
 		defer store.Close()
-		cols, rows, err := store.Query("SELECT grid, profile, status, COUNT(*) AS runs FROM runs GROUP BY grid, profile, status ORDER BY grid, profile, status")
+		cols, rows, err := store.Query(`SELECT r.grid, r.profile, r.status, COUNT(*) AS runs, COUNT(CASE WHEN c.value = 0 THEN 1 END) AS unconverged
+			FROM runs r LEFT JOIN metrics c ON c.run_id = r.id AND c.name = '` + results.ConvergedMetric + `'
+			GROUP BY r.grid, r.profile, r.status ORDER BY r.grid, r.profile, r.status`)
 		if err != nil {
 			return err
 		}
@@ -433,6 +436,26 @@ per grid, profile and status.`, stdout, stderr)
 		}
 		counts[k][st]++
 	}
+	var done []string
+	for _, s := range specs {
+		if status[s.ID] == results.StatusDone {
+			done = append(done, s.ID)
+		}
+	}
+	unconverged, err := unconvergedRuns(path, done)
+	if err != nil {
+		return err
+	}
+	unconvergedBy := map[key]int{}
+	for _, s := range specs {
+		if unconverged[s.ID] {
+			k := key{s.Experiment, s.Grid, s.Profile}
+			if k.profile == "" {
+				k.profile = runner.FullProfile
+			}
+			unconvergedBy[k]++
+		}
+	}
 	// Stale runs: stored under these grids but no longer expanded to by
 	// the files (left by an older version of a config; reports ignore
 	// them and `results prune` deletes them).
@@ -440,9 +463,9 @@ per grid, profile and status.`, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	cols := []string{"experiment", "grid", "profile", "total", "done", "failed", "interrupted", "running", "pending", "stale"}
+	cols := []string{"experiment", "grid", "profile", "total", "done", "failed", "interrupted", "running", "pending", "stale", "unconverged"}
 	var rows [][]any
-	anyStale := false
+	anyStale, anyUnconverged := false, false
 	for _, k := range order {
 		c := counts[k]
 		total := 0
@@ -451,7 +474,8 @@ per grid, profile and status.`, stdout, stderr)
 		}
 		st := stale[[3]string{k.exp, k.grid, k.profile}]
 		anyStale = anyStale || st > 0
-		rows = append(rows, []any{k.exp, k.grid, k.profile, int64(total), int64(c["done"]), int64(c["failed"]), int64(c["interrupted"]), int64(c["running"]), int64(c["pending"]), int64(st)})
+		rows = append(rows, []any{k.exp, k.grid, k.profile, int64(total), int64(c["done"]), int64(c["failed"]), int64(c["interrupted"]), int64(c["running"]), int64(c["pending"]), int64(st), int64(unconvergedBy[k])})
+		anyUnconverged = anyUnconverged || unconvergedBy[k] > 0
 	}
 	fmt.Fprintf(stdout, "database %s\n", path)
 	if err := results.WriteRows(stdout, "table", cols, rows); err != nil {
@@ -459,6 +483,9 @@ per grid, profile and status.`, stdout, stderr)
 	}
 	if anyStale {
 		fmt.Fprintf(stdout, "stale runs are not part of the current config; reports ignore them, `sgplab results prune %s` deletes them\n", strings.Join(paths, " "))
+	}
+	if anyUnconverged {
+		fmt.Fprintf(stdout, "unconverged: done runs whose objective was still moving at the last iteration (docs/results.md#convergence); list them with sgplab query --db %s \"SELECT * FROM run_convergence WHERE converged = 0\"\n", path)
 	}
 	if *requireDone {
 		notDone := 0
@@ -515,9 +542,12 @@ func staleRuns(dbPath string, files []*runner.File, specs []*runner.RunSpec) (ma
 
 func cmdQuery(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("query", `"SQL"`, `Runs SQL against a results database and prints the last statement's rows.
-Tables: runs, metrics, traces, run_params, artifacts, claims; views:
-run_metrics(run_id, method, dataset, split, seed, metric, value) and
-run_params_v(run_id, method, dataset, split, seed, param, value, num).
+Tables: runs, metrics, traces, run_params, hyperparameters, artifacts, claims;
+views: run_metrics(run_id, method, dataset, split, seed, metric, value),
+run_params_v(run_id, method, dataset, split, seed, param, value, num),
+run_hyperparameters(run_id, grid, method, dataset, split, seed, name, idx, value)
+and run_convergence(run_id, grid, method, dataset, split, seed, status,
+iterations, converged, rel_change); see docs/results.md.
 Read-only: SELECT, WITH and informational PRAGMAs (table_info, user_version, …)
 run; SQLite itself refuses writes, schema changes, ATTACH, VACUUM, transactions
 and PRAGMAs that set values before they run (exit 1).`, stdout, stderr)
@@ -856,9 +886,21 @@ that experiments/csv.toml sweeps (dataset "csv": your own file in a grid).`, std
 }
 
 func cmdResults(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("results", "export --db F [--format csv|json|table] | merge A.db B.db... -o OUT.db [--prefer newer|older|dst] [--allow-foreign] | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: one row per run: run_id, grid, method, dataset, split, seed, profile,
-status, error, then a column per parameter (p.NAME) and per metric (m.NAME);
---grid, --method, --status, --profile filter; --long gives one row per run × metric.
+	fs := newFlags("results", "export [CONFIG.toml...] [--db F] [--what W] [--format csv|json|table|npy] | merge A.db B.db... -o OUT.db [--prefer newer|older|dst] [--allow-foreign] | prune CONFIG.toml [--profile P] [--db F] [--dry-run]", `export: writes what --what names for the selected runs, every row starting with
+run_id, grid, method, dataset, split, seed, profile, status, error:
+  runs (default)   one row per run, a column per parameter (p.NAME) and metric
+                   (m.NAME; m.x_converged is 1, 0, or empty without training)
+  metrics          one row per run × metric (--long is the same)
+  hyperparameters  one row per run × fitted hyperparameter entry: name, idx, value
+  traces           one row per run × trace point: seq, iteration, elapsed_seconds,
+                   objective, phase
+  ARTIFACT         an array the grid stored (artifacts = [...]: predictions, z, q,
+                   train, field, …): one row per array row, row, then its columns;
+                   --format npy -o DIR writes DIR/RUN_ID.ARTIFACT.npy per run and
+                   DIR/index.ARTIFACT.csv
+With CONFIG.toml, only the runs the config's grids expand to now (under
+--profile, else every profile it defines), from its database unless --db;
+--grid (GRID or EXPERIMENT/GRID), --method, --status, --profile filter further.
 merge: combine shard databases into one, keyed by run id (merging again adds nothing).
 Of two copies of a run the higher status wins (done > failed > interrupted,
 running), so a done run is never replaced; of equal statuses the later one,
@@ -869,14 +911,15 @@ prune: delete the runs of the config's grids that the current config no longer
 expands to (left by an older version of it; reports already ignore them), with
 their metrics, traces, parameters and artifacts, in one transaction. Without
 --profile, a run is kept when any profile of the config expands to it.`, stdout, stderr)
-	db := fs.String("db", "", "database to export or prune (prune default: the config's database)")
-	format := fs.String("format", "csv", "export format: csv, json or table")
-	out := fs.String("o", "", "merged database to create or extend")
-	profile := fs.String("profile", "", "export: only runs of this profile; prune: only runs of this profile, kept when this profile expands to them")
-	grid := fs.String("grid", "", "export: only runs of this grid (as stored: EXPERIMENT/GRID, see sgplab status --db)")
+	db := fs.String("db", "", "database to export or prune (default: the config's database)")
+	format := fs.String("format", "csv", "export format: csv, json, table, or npy (an artifact, with -o DIR)")
+	what := fs.String("what", results.ExportRuns, "export: runs, metrics, hyperparameters, traces, or an artifact name (predictions, z, q, …)")
+	out := fs.String("o", "", "merge: the database to create or extend; export --format npy: the directory to write")
+	profile := fs.String("profile", "", "export: only runs of this profile (with CONFIG.toml: the profile to expand it under); prune: only runs of this profile, kept when this profile expands to them")
+	grid := fs.String("grid", "", "export: only runs of this grid: GRID, or EXPERIMENT/GRID for one experiment's")
 	method := fs.String("method", "", "export: only runs of this method")
 	status := fs.String("status", "", "export: only runs with this status: done, failed, interrupted or running")
-	long := fs.Bool("long", false, "export: one row per run × metric instead of one row per run")
+	long := fs.Bool("long", false, "export: one row per run × metric (--what metrics)")
 	dry := fs.Bool("dry-run", false, "prune: list what would be deleted, delete nothing")
 	prefer := fs.String("prefer", "", "merge: settle done copies with different metrics: newer (the later-finished copy), older, or dst (the copy -o already holds); default: report them and merge nothing")
 	foreign := fs.Bool("allow-foreign", false, "merge: merge databases that hold different experiments under one grid name")
@@ -890,24 +933,17 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 	}
 	switch pos[0] {
 	case "export":
-		if *db == "" {
-			return usageErr(fs, "export needs --db, the database to export")
+		if *db == "" && len(pos) == 1 {
+			return usageErr(fs, "export needs --db, the database to export, or a config file (CONFIG.toml) whose runs to export")
 		}
-		if len(pos) != 1 {
-			return usageErr(fs, "export takes no arguments besides flags, got %s", strings.Join(pos[1:], " "))
-		}
-		store, err := openChecked(*db)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
 		if *long {
-			if *grid != "" || *method != "" || *status != "" || *profile != "" {
-				return usageErr(fs, "--long exports every run; the filters --grid, --method, --status and --profile apply to the wide export")
+			if *what != results.ExportRuns && *what != results.ExportMetrics {
+				return usageErr(fs, "--long is --what metrics; it cannot be combined with --what %s", *what)
 			}
-			return store.Export(stdout, *format)
+			*what = results.ExportMetrics
 		}
-		return store.ExportWide(stdout, *format, results.ExportFilter{Grid: *grid, Method: *method, Status: *status, Profile: *profile})
+		return cmdExport(exportArgs{db: *db, format: *format, what: *what, out: *out, profile: *profile, configs: pos[1:],
+			filter: results.ExportFilter{Grid: *grid, Method: *method, Status: *status, Profile: *profile}}, stdout, stderr)
 	case "merge":
 		if len(pos) < 2 {
 			return usageErr(fs, "merge needs the databases to merge")

@@ -190,7 +190,22 @@ func TestIsolatedCrashes(t *testing.T) {
 func TestIsolatedRunsMatch(t *testing.T) {
 	dir := t.TempDir()
 	grid := filepath.Join(dir, "g.toml")
-	if err := os.WriteFile(grid, []byte(strings.Replace(signalGrid, `["cli-test-mean", "cli-test-block"]`, `["cli-test-mean", "cli-test-fail"]`, 1)+"[grid.params]\nfail = [0, 1]\n[grid.method.cli-test-mean]\nm = [1]\n"), 0o644); err != nil {
+	// A real method too: its convergence verdict and fitted
+	// hyperparameters come back from the child like its metrics.
+	const real = `
+[[grid]]
+name = "real"
+methods = ["sgpr"]
+datasets = ["gp-sample"]
+splits = [0]
+iterations = 30
+[grid.params]
+num_inducing = [5]
+[grid.dataset]
+n = 40
+n_test = 10
+`
+	if err := os.WriteFile(grid, []byte(strings.Replace(signalGrid, `["cli-test-mean", "cli-test-block"]`, `["cli-test-mean", "cli-test-fail"]`, 1)+"[grid.params]\nfail = [0, 1]\n[grid.method.cli-test-mean]\nm = [1]\n"+real), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dump := func(db string) string {
@@ -204,6 +219,8 @@ func TestIsolatedRunsMatch(t *testing.T) {
 			"SELECT id, status, error, provenance FROM runs ORDER BY id",
 			"SELECT run_id, name, value FROM metrics WHERE name NOT LIKE '%seconds%' AND name NOT IN ('x_load_avg_1m', 'iters_per_second') ORDER BY run_id, name",
 			"SELECT run_id, seq, iteration, objective, phase FROM traces ORDER BY run_id, seq",
+			"SELECT run_id, name, idx, value FROM hyperparameters ORDER BY run_id, name, idx",
+			"SELECT run_id, converged, rel_change FROM run_convergence WHERE converged IS NOT NULL ORDER BY run_id",
 		} {
 			_, rows, err := st.Query(q)
 			if err != nil {
@@ -221,8 +238,14 @@ func TestIsolatedRunsMatch(t *testing.T) {
 		}
 		dbs = append(dbs, db)
 	}
-	if a, b := dump(dbs[0]), dump(dbs[1]); a != b {
+	a, b := dump(dbs[0]), dump(dbs[1])
+	if a != b {
 		t.Errorf("in-process:\n%s\nisolated:\n%s", a, b)
+	}
+	for _, want := range []string{"lengthscales", "noise_variance"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("isolated run stored no hyperparameter %s:\n%s", want, b)
+		}
 	}
 }
 

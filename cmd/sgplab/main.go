@@ -184,6 +184,9 @@ var examples = map[string]string{
   sgplab data fetch boston                              # download (network needed) and verify checksums
   sgplab data example-csv                               # out/example-csv/example.csv for experiments/csv.toml`,
 	"results": `  sgplab results export --db out/demo/results.db --format csv > results.csv
+  sgplab results export experiments/demo.toml --what hyperparameters   # the config's current runs only
+  sgplab results export --db out/demo/results.db --grid demo/svgp --what traces
+  sgplab results export paper_configs/odvff.toml --what predictions --format npy -o out/odvff/npy
   sgplab results merge out/shards/vof-*.db -o out/vof/results.db
   sgplab results prune --dry-run paper_configs/vof.toml     # list runs the current config no longer expands to
   sgplab results prune --profile quick paper_configs/vof.toml`,

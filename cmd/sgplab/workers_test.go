@@ -221,10 +221,10 @@ func TestKilledWorkerIsReclaimed(t *testing.T) {
 	if code := Main([]string{"status", "--db", db, grid}, &out, &errOut); code != 0 {
 		t.Fatalf("status exit %d: %s", code, errOut.String())
 	}
-	// Columns: experiment grid profile total done failed interrupted running pending stale.
+	// Columns: experiment grid profile total done failed interrupted running pending stale unconverged.
 	var row []string
 	for _, l := range strings.Split(out.String(), "\n") {
-		if f := strings.Fields(l); len(f) == 10 && f[0] == "work" {
+		if f := strings.Fields(l); len(f) >= 10 && f[0] == "work" {
 			row = f
 		}
 	}

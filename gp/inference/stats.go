@@ -50,6 +50,10 @@ var (
 	statsPartialFloats = 1 << 23
 )
 
+// MaxStatsFeatures bounds the number of features of ComputeStats: ΦΦᵀ
+// alone takes 8·M² bytes, 34 GB at the bound.
+const MaxStatsFeatures = 1 << 16
+
 // ComputeStats computes the statistics of m features over (x, y) in O(NM²)
 // time and O(M² + M·chunk) memory per worker: the rows are split into
 // chunks, Φ is built per chunk, and ΦΦᵀ is accumulated with a symmetric
@@ -68,6 +72,12 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 	}
 	if m < 1 {
 		return nil, fmt.Errorf("inference: stats: %d features, want ≥ 1", m)
+	}
+	if m > MaxStatsFeatures {
+		// Refused here, not by a worker's allocation: a panic in a worker
+		// goroutine cannot be recovered by the caller and ends the process.
+		return nil, fmt.Errorf("inference: stats: %d features need a %d×%d matrix ΦΦᵀ (%.3g GB); at most %d features are supported: use fewer",
+			m, m, m, 8*float64(m)*float64(m)/1e9, MaxStatsFeatures)
 	}
 	for i, v := range y {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -297,6 +297,9 @@ func TestStatsBadInput(t *testing.T) {
 	}{
 		{"length mismatch", func() error { _, err := ComputeStats(x, y[:3], 2, ok); return err }, "y has 3 values"},
 		{"no features", func() error { _, err := ComputeStats(x, y, 0, ok); return err }, "0 features"},
+		// 887 million features (VFF, Kronecker, 16 frequencies on 6-D
+		// yacht) used to panic in a worker goroutine and end the process.
+		{"too many features", func() error { _, err := ComputeStats(x, y, 887_503_681, ok); return err }, "use fewer"},
 		{"nan y", func() error { _, err := ComputeStats(x, []float64{1, math.NaN(), 0, 0}, 2, ok); return err }, "y[1]"},
 		{"wrong shape", func() error { _, err := ComputeStats(x, y, 3, ok); return err }, "returned 2×4"},
 		{"map error", func() error {

@@ -33,6 +33,10 @@ type Settings struct {
 	// between consecutive iterates (0: off), the rule of GPyTorch training
 	// loops such as the IFF paper's SKI runs.
 	ObjectiveTol float64
+	// Stop ends either method once the convergence rule holds on the
+	// objectives of the iterations so far (StatusStopRule); the zero Rule
+	// (Tol 0) is off.
+	Stop Rule
 }
 
 // Method names accepted in Settings.Method.
@@ -52,6 +56,7 @@ const (
 	StatusEvaluated     = "evaluated at initial point" // MaxIter = 0
 	StatusGradient      = "converged: gradient tolerance"
 	StatusObjective     = "converged: objective stalled"
+	StatusStopRule      = "converged: stopping rule (Rule, stop_tol)"
 	StatusIterations    = "iteration limit"
 	StatusEvaluations   = "evaluation limit"
 	StatusNonFinite     = "stopped: non-finite objective or gradient"
@@ -174,7 +179,7 @@ func Minimize(ctx context.Context, f Objective, x0 []float64, s Settings, cb fun
 	if len(x0) == 0 {
 		return Result{}, errors.New("optim: nothing to optimise (no parameters)")
 	}
-	if s.MaxIter < 0 || s.MaxEvals < 0 || s.GradTol < 0 || s.LearningRate < 0 || s.ObjectiveTol < 0 {
+	if s.MaxIter < 0 || s.MaxEvals < 0 || s.GradTol < 0 || s.LearningRate < 0 || s.ObjectiveTol < 0 || !(s.Stop.Tol >= 0) {
 		return Result{}, fmt.Errorf("optim: negative setting in %+v", s)
 	}
 	method := strings.ToLower(s.Method)
@@ -269,12 +274,13 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		},
 	}
 	rec := &recorder{cb: cb, start: start}
+	conv := &ruleConverger{inner: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-12, Iterations: 50}, stop: newStopper(s.Stop)}
 	settings := &optimize.Settings{
 		InitValues:        &optimize.Location{F: f0, Gradient: append([]float64(nil), g0...)},
 		GradientThreshold: gradTol,
 		MajorIterations:   s.MaxIter,
 		Recorder:          rec,
-		Converger:         &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-12, Iterations: 50},
+		Converger:         conv,
 	}
 	if s.MaxEvals > 0 {
 		settings.FuncEvaluations = s.MaxEvals - 1 // the first evaluation was ours
@@ -342,6 +348,10 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		out.Status = StatusLineSearchEnd + " (" + err.Error() + ")"
 		return out, nil
 	}
+	if conv.fired {
+		out.Status = StatusStopRule
+		return out, nil
+	}
 	switch res.Status {
 	case optimize.GradientThreshold:
 		out.Status = StatusGradient
@@ -355,6 +365,29 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		out.Status = res.Status.String()
 	}
 	return out, nil
+}
+
+// ruleConverger is gonum's function convergence test followed by the
+// online stopping rule, fed with the objective of every major iteration
+// (the starting point first). Its history runs on across the restarted leg
+// of lbfgs, as the trace does.
+type ruleConverger struct {
+	inner optimize.Converger
+	stop  *stopper
+	fired bool
+}
+
+func (c *ruleConverger) Init(dim int) { c.inner.Init(dim) }
+
+func (c *ruleConverger) Converged(loc *optimize.Location) optimize.Status {
+	if st := c.inner.Converged(loc); st != optimize.NotTerminated {
+		return st
+	}
+	if c.stop.add(-loc.F) {
+		c.fired = true
+		return optimize.FunctionConvergence
+	}
+	return optimize.NotTerminated
 }
 
 // maxLineSearchEvals ends an L-BFGS run whose line search has evaluated the
@@ -384,6 +417,8 @@ func adam(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []float
 	g := append([]float64(nil), g0...)
 	m, v := make([]float64, n), make([]float64, n)
 	f := f0
+	stop := newStopper(s.Stop)
+	stop.add(-f0)
 	out := Result{Status: StatusIterations}
 	if s.GradTol > 0 && maxAbs(g) < s.GradTol {
 		out.Status = StatusGradient
@@ -416,6 +451,8 @@ func adam(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []float
 			out.Status = StatusObjective
 		case s.MaxEvals > 0 && tr.evals >= s.MaxEvals:
 			out.Status = StatusEvaluations
+		case stop.add(-f):
+			out.Status = StatusStopRule
 		}
 	}
 	out.X, out.F, out.Evaluations = x, f, tr.evals

@@ -30,6 +30,9 @@ type NatGradSettings struct {
 	// LearningRate is Adam's step size for every other trainable parameter;
 	// 0 is DefaultAdamLearningRate.
 	LearningRate float64
+	// Stop ends the fit once the convergence rule holds (StatusStopRule);
+	// the zero Rule is off.
+	Stop Rule
 }
 
 // TrainNatGrad maximises obj with natural-gradient steps on the Gaussian
@@ -55,6 +58,9 @@ func TrainNatGrad(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *p
 	}
 	if s.MaxIter < 0 {
 		return Report{}, fmt.Errorf("optim: %d iterations", s.MaxIter)
+	}
+	if !(s.Stop.Tol >= 0) {
+		return Report{}, fmt.Errorf("optim: stopping tolerance %v must be ≥ 0", s.Stop.Tol)
 	}
 	lr := s.LearningRate
 	if lr == 0 {
@@ -100,6 +106,8 @@ func TrainNatGrad(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *p
 		return rep, fmt.Errorf("optim: natgrad: objective failed at the initial point: %w", err)
 	}
 	report(0, f)
+	stop := newStopper(s.Stop)
+	stop.add(f)
 	n := len(g)
 	m1, m2 := make([]float64, n), make([]float64, n)
 	for it := 1; it <= s.MaxIter; it++ {
@@ -134,6 +142,10 @@ func TrainNatGrad(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *p
 		}
 		f, g = fNew, gNew
 		report(it, f)
+		if stop.add(f) {
+			rep.Status = StatusStopRule
+			return rep, nil
+		}
 	}
 	rep.Status = StatusIterations
 	if s.MaxIter == 0 {
