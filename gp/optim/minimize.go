@@ -230,8 +230,28 @@ type recorder struct {
 	base       int     // steps of earlier legs (see lbfgs)
 	last       int     // last iteration reported
 	lastF      float64 // its objective
+	prevF      float64 // the objective before it
+	steps      int     // steps reported
 	sinceMajor int     // function evaluations since the last completed iteration
 }
+
+// step records the objective of a reported step.
+func (r *recorder) step(f float64) {
+	r.prevF, r.lastF = r.lastF, f
+	r.steps++
+}
+
+// stalled reports whether the last step reduced the objective by at most
+// lineSearchStallTol of its size: the iterate is as good as rounding allows.
+func (r *recorder) stalled() bool {
+	scale := math.Max(math.Max(math.Abs(r.prevF), math.Abs(r.lastF)), 1)
+	return r.steps > 0 && r.prevF-r.lastF <= lineSearchStallTol*scale
+}
+
+// lineSearchStallTol is scipy L-BFGS-B's default relative reduction
+// (factr 1e7 × machine ε): a line search that fails after a step smaller
+// than this has converged to rounding, as scipy would have stopped already.
+const lineSearchStallTol = 1e7 * 2.220446049250313e-16
 
 func (r *recorder) Init() error { return nil }
 
@@ -246,7 +266,8 @@ func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, st *opt
 		if st.MajorIterations <= 1 {
 			return nil // the leg's starting point, reported already
 		}
-		r.last, r.lastF = r.base+st.MajorIterations-1, loc.F
+		r.last = r.base + st.MajorIterations - 1
+		r.step(loc.F)
 		r.cb(Iteration{Iter: r.last, F: loc.F, GradNorm: maxAbs(loc.Gradient), Elapsed: time.Since(r.start)})
 	}
 	return nil
@@ -317,7 +338,8 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		// failed line search found: then reaching it was a step.
 		if tr.bestF < rec.lastF {
 			iters++
-			rec.last, rec.lastF = iters, tr.bestF
+			rec.last = iters
+			rec.step(tr.bestF)
 			cb(Iteration{Iter: iters, F: tr.bestF, GradNorm: maxAbs(tr.bestG), Elapsed: time.Since(start)})
 			conv.stop.add(-tr.bestF)
 		}
@@ -364,8 +386,13 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		return out, ctx.Err()
 	case err != nil:
 		// Line-search failures near an optimum are rounding noise, not a
-		// failed fit: the best point is still valid.
-		out.Status = StatusLineSearchEnd + " (" + err.Error() + ")"
+		// failed fit: the best point is still valid, and when the last step
+		// had stalled the fit has converged.
+		if rec.stalled() {
+			out.Status = StatusObjective + " (the line search then made no progress: " + err.Error() + ")"
+		} else {
+			out.Status = StatusLineSearchEnd + " (" + err.Error() + ")"
+		}
 		return out, nil
 	}
 	if conv.fired {

@@ -275,3 +275,48 @@ func iterNumbers(its []Iteration) []int {
 	}
 	return n
 }
+
+// A line search that fails after the objective has stalled to rounding (a
+// gradient slightly inconsistent with f, as GP objectives' are near their
+// optimum) ends a converged fit; one that fails while f still falls does
+// not.
+func TestLBFGSLineSearchEndAtRounding(t *testing.T) {
+	biased := func(x, grad []float64) float64 {
+		var s float64
+		for i := range x {
+			d := x[i] - float64(i+1)
+			s += d * d * float64(i+1)
+			grad[i] = 2*d*float64(i+1) + 1e-4 // rounding-like error
+		}
+		return 1000 + s
+	}
+	wrongSign := func(x, grad []float64) float64 { // the gradient points uphill beyond x = 1
+		d := x[0] - 5
+		grad[0] = 2 * d
+		if x[0] >= 1 {
+			grad[0] = -2 * d
+		}
+		return d * d
+	}
+	tests := []struct {
+		name      string
+		f         Objective
+		x0        []float64
+		converged bool
+	}{
+		{"stalled at rounding", biased, []float64{5, -3, 2, 7}, true},
+		{"failed mid-descent", wrongSign, []float64{0}, false},
+	}
+	for _, tc := range tests {
+		res, err := Minimize(context.Background(), tc.f, tc.x0, Settings{MaxIter: 500, GradTol: 1e-300}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !strings.Contains(res.Status, "line search") {
+			t.Fatalf("%s: status %q; the case must end in a failed line search", tc.name, res.Status)
+		}
+		if got := strings.HasPrefix(res.Status, "converged:"); got != tc.converged {
+			t.Errorf("%s: status %q, converged %v, want %v", tc.name, res.Status, got, tc.converged)
+		}
+	}
+}
