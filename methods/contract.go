@@ -83,7 +83,7 @@ func (m Method) CheckParams(p Params) error {
 // the method's own Needs error.
 func (m Method) Plan(p Params, s Shape) (Plan, error) {
 	if m.MaxDim > 0 && s.D > m.MaxDim {
-		return Plan{}, fmt.Errorf("method %s handles inputs of at most %d dimensions; the data have %d (choose another method, or select input columns)", m.Name, m.MaxDim, s.D)
+		return Plan{}, fmt.Errorf("method %s handles inputs of at most %d dimension(s); the data have %d (choose another method, or select input columns)", m.Name, m.MaxDim, s.D)
 	}
 	var plan Plan
 	if m.Needs != nil {

@@ -155,7 +155,11 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 			points += m
 			pointBlocks++
 			if s.N > 0 && m > s.N && len(d.blocks) == 1 {
-				plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s = %d exceeds the at most %d training rows: M is capped at N (the M a run used is recorded as num_features)", b.size, m, s.N))
+				rows := fmt.Sprintf("the at most %d training rows", s.N)
+				if s.Exact {
+					rows = fmt.Sprintf("the %d training rows", s.N)
+				}
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s = %d exceeds %s: M is capped at N (the M a run used is recorded as num_features)", b.size, m, rows))
 				m = s.N
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +39,18 @@ func expandOptions(profile, dataDir string) runner.ExpandOptions {
 	return runner.ExpandOptions{Profile: profile, ValidateDataset: datasets.Validate,
 		CheckRun: func(name string, params map[string]any, protocol, scaling string, splits []int) error {
 			return datasets.CheckRun(name, params, protocol, scaling, splits, dataDir)
-		}}
+		},
+		Shape: datasets.Shape, MemoryLimit: memoryLimit()}
+}
+
+// memoryLimit is what a run's declared memory need is checked against
+// before anything runs: $SGPLAB_MEMORY (bytes, e.g. 64e9 for a cluster
+// node the grid is destined for), else this machine's memory.
+func memoryLimit() float64 {
+	if v, err := strconv.ParseFloat(os.Getenv("SGPLAB_MEMORY"), 64); err == nil && v > 0 {
+		return v
+	}
+	return runner.MachineMemory()
 }
 
 // loadGrids parses and expands grid files for a profile.
