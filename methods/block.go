@@ -3,7 +3,6 @@ package methods
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -120,12 +119,6 @@ func (g Block) label() string {
 		return "q(u)"
 	}
 	return "q(u) of " + g.Name
-}
-
-// InitInducingCount is InitInducing with the number of inducing inputs m
-// given (for a second point set with its own count parameter).
-func InitInducingCount(p Params, m int, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng *rand.Rand) (*mat.Dense, error) {
-	return initInducing(p, m, x, kern, s, rng)
 }
 
 func sqrtPos(v float64) float64 { return math.Sqrt(v) }

@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
-	"sgplab/gp/features"
 	"sgplab/gp/inducing"
 	"sgplab/gp/inference"
 	"sgplab/gp/kernels"
@@ -157,12 +156,6 @@ func standardKernel(p Params, dim int, s *param.Set) (kernels.Kernel, error) {
 // fitRNG is the random stream of one fit; stream separates uses.
 func fitRNG(opt FitOptions, stream uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(opt.Seed, stream))
-}
-
-// InitInducing returns the initial inducing inputs (M×D) chosen as p says.
-// Greedy selection uses the kernel at its initial hyperparameters in s.
-func InitInducing(p Params, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng *rand.Rand) (*mat.Dense, error) {
-	return initInducing(p, p.Int("num_inducing"), x, kern, s, rng)
 }
 
 // initInducing draws count inducing inputs, capped at the rows of x.
@@ -316,14 +309,6 @@ func checkFinite(method string, x *mat.Dense) error {
 		}
 	}
 	return nil
-}
-
-// pointsBinder evaluates covariances against the inducing inputs in s.
-func pointsBinder(s *param.Set, kern kernels.Kernel, feat features.Feature) inference.Binder {
-	return func(t *ad.Tape) (kernels.Bound, features.Bound) {
-		b := s.Bind(t)
-		return kern.Bind(b, KernelPrefix), feat.Bind(b, inducingPfx)
-	}
 }
 
 // regressionPrediction adds the Gaussian noise to the latent marginals.

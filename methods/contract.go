@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // What a method declares beyond its parameters, for the runner to check a
@@ -112,22 +111,3 @@ func Bytes(b float64) string {
 
 // floatBytes is the memory of n float64 values.
 func floatBytes(n float64) float64 { return 8 * n }
-
-// countText is "887503681 (31⁶)"-style context for a feature count.
-func countText(m int, how string) string {
-	if how == "" {
-		return strconv.Itoa(m)
-	}
-	return strconv.Itoa(m) + " (" + how + ")"
-}
-
-// joinWarnings is the warnings of several plans.
-func joinWarnings(ws ...[]string) []string {
-	var out []string
-	for _, w := range ws {
-		out = append(out, w...)
-	}
-	return out
-}
-
-var _ = strings.Join

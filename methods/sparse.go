@@ -172,7 +172,7 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 	if s.D == 0 {
 		return plan, nil // M and memory depend on the unknown dimension
 	}
-	m, n, b := float64(plan.M), float64(s.N), float64(s.rows())
+	m, b := float64(plan.M), float64(s.rows())
 	switch obj {
 	case collapsed:
 		// ΦΦᵀ or Kuu and the bound's M×M factor; per step without fixed
@@ -182,7 +182,6 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 		// Kuu and S (M×M), Kuf and L⁻¹Kuf for the rows of a step.
 		plan.Memory = floatBytes(2*m*m + 2*m*b)
 	}
-	_ = n
 	plan.MemoryWhat = fmt.Sprintf("M×M matrices of M = %d inducing variables; M grows as %s", plan.M, strings.Join(grows, "; "))
 	return plan, nil
 }

@@ -144,3 +144,11 @@ func inferenceBlockPredict(m *sparseModel, x *mat.Dense) (*inference.BlockPredic
 		return m.kern.Bind(b, KernelPrefix), inference.Block{Feature: m.feat().Bind(b, inducingPfx), Q: m.q(b, 0)}
 	}), m.opts())
 }
+
+// singleBlock binds a one-block (SVGP) model for BlockPredict.
+func singleBlock(bind func(t *ad.Tape) (kernels.Bound, inference.Block)) inference.BlockBinder {
+	return func(t *ad.Tape) (kernels.Bound, []inference.Block, error) {
+		k, b := bind(t)
+		return k, []inference.Block{b}, nil
+	}
+}
