@@ -750,6 +750,9 @@ func cmdMethods(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "  paper: %s\n", m.Paper)
 		}
 		fmt.Fprintf(stdout, "  tasks: %s\n", strings.Join(tasks, ", "))
+		if m.MaxDim > 0 {
+			fmt.Fprintf(stdout, "  inputs: at most %d dimension(s)\n", m.MaxDim)
+		}
 		for _, p := range m.Params {
 			def := "(none)"
 			if p.Default != nil {
@@ -758,6 +761,9 @@ func cmdMethods(args []string, stdout, stderr io.Writer) error {
 			choices := ""
 			if len(p.Choices) > 0 {
 				choices = " {" + strings.Join(p.Choices, ", ") + "}"
+			}
+			if p.Range != nil {
+				choices = " (" + p.Range.String() + ")"
 			}
 			fmt.Fprintf(stdout, "  %-22s %-16s default %-10s %s%s\n", p.Name, p.Kind, def, p.Doc, choices)
 		}
