@@ -517,18 +517,14 @@ func (m *sparseModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, pr
 	var (
 		res  FitResult
 		terr error
-		err  error
 	)
 	switch {
 	case m.obj == elbo:
-		res, terr, err = m.fitELBO(ctx, train, opt, start, progress)
+		res, terr = m.fitELBO(ctx, train, opt, start, progress)
 	case m.blocks[0].fixed != nil:
-		res, terr, err = m.fitStats(ctx, train, opt, start, progress)
+		res, terr = m.fitStats(ctx, train, opt, start, progress)
 	default:
-		res, terr, err = m.fitCollapsed(ctx, train, opt, start, progress)
-	}
-	if err != nil {
-		return res, m.errf("%w", err)
+		res, terr = m.fitCollapsed(ctx, train, opt, start, progress)
 	}
 	m.report(&res)
 	if terr != nil && len(res.Trace) == 0 {
@@ -564,23 +560,21 @@ func (m *sparseModel) report(res *FitResult) {
 
 // fitStats is the collapsed bound of a fixed Kuf: the O(NM²) precompute
 // once, then O(M³) per step; trace times include the precompute.
-func (m *sparseModel) fitStats(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (FitResult, error, error) {
+func (m *sparseModel) fitStats(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (FitResult, error) {
 	blk := m.blocks[0]
 	m.stats = &collapsedStats{kern: m.kern, feat: blk.feat, prefix: blk.FeaturePrefix(), set: m.set}
 	if err := m.stats.precompute(train, blk.feat.Bind(m.set.Bind(ad.NewTape()), blk.FeaturePrefix()).M(), blk.fixed); err != nil {
-		return FitResult{}, nil, err
+		return FitResult{}, err
 	}
-	res, terr := m.stats.fit(ctx, opt, start, time.Since(start).Seconds(), progress)
-	return res, terr, nil
+	return m.stats.fit(ctx, opt, start, time.Since(start).Seconds(), progress)
 }
 
 // fitCollapsed trains the collapsed bound at O(NM²) per step (Kuf moves
-// with the parameters), with sgpr's greedy re-selection of Z when asked;
-// the reported bound and jitter are those at the parameters kept.
-func (m *sparseModel) fitCollapsed(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (FitResult, error, error) {
+// with the parameters), with sgpr's greedy re-selection of Z when asked.
+func (m *sparseModel) fitCollapsed(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (FitResult, error) {
 	st, err := Settings(opt, optim.LBFGS)
 	if err != nil {
-		return FitResult{}, nil, err
+		return FitResult{}, err
 	}
 	x := mat.DenseCopyOf(train.X)
 	obj := func(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
@@ -602,30 +596,18 @@ func (m *sparseModel) fitCollapsed(ctx context.Context, train gp.Data, opt FitOp
 	if rounds > 0 {
 		res.Extra["reselect_rounds_run"] = float64(rounds)
 	}
-	if terr != nil && rep.Trace == nil {
-		return res, terr, nil
-	}
-	t := ad.NewTape()
-	b := m.set.Bind(t)
-	kb, fb := m.bind(b, 0)
-	final, info, err := inference.SGPR(kb, fb, t.Const(x), train.Y, b.Get(noiseName), m.opts())
-	if err != nil {
-		return res, terr, fmt.Errorf("bound at the final parameters: %w", err)
-	}
-	res.Objective = final.Scalar()
-	res.Extra["jitter"] = info.Jitter
-	return res, terr, nil
+	return res, terr
 }
 
 // fitELBO trains the ELBO of the blocks by the variational recipe. On the
 // whole training set a single block's fixed Kuf is evaluated once.
-func (m *sparseModel) fitELBO(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (FitResult, error, error) {
+func (m *sparseModel) fitELBO(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (FitResult, error) {
 	n := train.N()
 	var phiAll *mat.Dense
 	if len(m.blocks) == 1 && m.blocks[0].fixed != nil && batchSize(opt, n) == n {
 		var err error
 		if phiAll, err = m.blocks[0].fixed(train.X); err != nil {
-			return FitResult{}, nil, err
+			return FitResult{}, err
 		}
 	}
 	fit := variationalFit{method: m.decl.name, set: m.set, defaultOptimizer: m.decl.optimizer,
@@ -657,11 +639,13 @@ func (m *sparseModel) fitELBO(ctx context.Context, train gp.Data, opt FitOptions
 		}
 	}
 	rep, terr := fit.withWarmStart(m.p).train(ctx, m.p, train, opt, start, progress)
-	return NewFitResult(rep, m.set, m.blockNames()...), terr, nil
+	return NewFitResult(rep, m.set, m.blockNames()...), terr
 }
 
 // condition stores the predictive posterior at the current parameters and
-// replaces a minibatch fit's last (noisy) objective by the full-data ELBO.
+// replaces a minibatch fit's last (noisy) objective by the full-data ELBO;
+// the collapsed bound of a moving Kuf reports the bound and jitter at the
+// parameters kept, not at the optimiser's last trial point.
 func (m *sparseModel) condition(train gp.Data, opt FitOptions, res *FitResult) error {
 	var err error
 	switch {
@@ -671,7 +655,17 @@ func (m *sparseModel) condition(train gp.Data, opt FitOptions, res *FitResult) e
 		t := ad.NewTape()
 		b := m.set.Bind(t)
 		kb, fb := m.bind(b, 0)
-		m.post, _, err = inference.SGPRPosterior(kb, fb, t.Const(m.train.X), m.train.Y, b.Get(noiseName), m.opts())
+		x := t.Const(m.train.X)
+		final, info, err := inference.SGPR(kb, fb, x, m.train.Y, b.Get(noiseName), m.opts())
+		if err != nil {
+			return fmt.Errorf("bound at the final parameters: %w", err)
+		}
+		res.Objective = final.Scalar()
+		res.Extra["jitter"] = info.Jitter
+		m.post, _, err = inference.SGPRPosterior(kb, fb, x, m.train.Y, b.Get(noiseName), m.opts())
+		if err != nil {
+			return fmt.Errorf("posterior: %w", err)
+		}
 	case len(m.blocks) == 1:
 		b := m.set.Bind(ad.NewTape())
 		kb, fb := m.bind(b, 0)
