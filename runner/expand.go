@@ -471,7 +471,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 													pk := planKey{method: mi, params: pi, dataset: fmt.Sprint(dn, "\x00", ci), batch: bs}
 													pl, done := plans[pk]
 													if !done {
-														pl.plan, pl.ok = x.planRun(key, mc.m, ck.p, mc.src, dn, datasetParams(dsKeys, c), bs)
+														pl.plan, pl.ok = x.planRun(key, mc.m, ck.p, mc.src, dn, dp, bs)
 														plans[pk] = pl
 													}
 													if !pl.ok {

@@ -163,3 +163,26 @@ func TestRunChecksPlanOnItsData(t *testing.T) {
 		t.Errorf("iff run error %q", msg)
 	}
 }
+
+// The dataset's shape is asked with its own parameters only: protocol and
+// scaling are the runner's, and a generator given them would not resolve.
+func TestShapeGetsDatasetParamsOnly(t *testing.T) {
+	f, err := Parse("test.toml", grid(`"sgpr"`, "toy", "[grid.dataset]\nn = 40\nprotocol = \"synthetic\"\nscaling = \"none\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	_, _, err = f.Expand(ExpandOptions{ValidateDataset: fakeValidate,
+		Shape: func(_ string, p map[string]any) (int, int, bool) { got = append(got, p); return 40, 1, true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range got {
+		if _, ok := p["protocol"]; ok || p["scaling"] != nil || p["n"] == nil {
+			t.Errorf("Shape got %v, want the dataset's parameters only", p)
+		}
+	}
+	if len(got) == 0 {
+		t.Error("Shape never asked")
+	}
+}
