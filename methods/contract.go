@@ -35,9 +35,11 @@ type Plan struct {
 	// Exact: one N×N factorisation per step, no inducing variables.
 	Exact bool
 	// Memory is a lower bound of the bytes the run holds at once (0: not
-	// estimated), and MemoryWhat what dominates it and how to shrink it.
-	Memory     float64
-	MemoryWhat string
+	// estimated), MemoryWhat what dominates it and how to shrink it, and
+	// MemoryParam the parameter it grows with ("": none in particular).
+	Memory      float64
+	MemoryWhat  string
+	MemoryParam string
 	// Warnings say how the run will differ from what its parameters ask
 	// (e.g. num_inducing capped at N).
 	Warnings []string

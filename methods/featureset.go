@@ -33,8 +33,10 @@ type FeatureBuilder struct {
 	// set cannot be built.
 	Count func(c CountContext) (int, error)
 	// Grows says how the count grows with the parameters and what to
-	// change when it is too large, for messages.
+	// change when it is too large, for messages; Param is the parameter it
+	// grows with ("": the block's size parameter).
 	Grows string
+	Param string
 	// Points marks inducing points: their inputs come from one draw for
 	// all the point blocks of a model (FeatureContext.Points).
 	Points bool
@@ -168,7 +170,7 @@ func init() {
 		},
 		Build: buildActivation})
 	RegisterFeature(FeatureBuilder{Name: "harmonics",
-		Grows: "Σ_ℓ≤max_level N(d, ℓ) on the sphere of the D inputs and the bias columns: lower max_level",
+		Grows: "Σ_ℓ≤max_level N(d, ℓ) on the sphere of the D inputs and the bias columns: lower max_level", Param: "max_level",
 		Count: func(c CountContext) (int, error) {
 			if c.Shape.D == 0 {
 				return 0, nil
@@ -185,7 +187,7 @@ func init() {
 		},
 		Build: buildHarmonics})
 	RegisterFeature(FeatureBuilder{Name: "vff",
-		Grows: "2·frequencies − 1 per dimension, to the power D with structure = \"kronecker\" (unless mask = true): use structure = \"additive\", mask = true or fewer frequencies",
+		Grows: "2·frequencies − 1 per dimension, to the power D with structure = \"kronecker\" (unless mask = true): use structure = \"additive\", mask = true or fewer frequencies", Param: "frequencies",
 		Count: func(c CountContext) (int, error) {
 			if c.Shape.D == 0 {
 				return 0, nil
@@ -198,7 +200,7 @@ func init() {
 			})
 		}})
 	RegisterFeature(FeatureBuilder{Name: "bspline",
-		Grows: "bases per dimension, to the power D with structure = \"kronecker\": use structure = \"additive\" or fewer bases",
+		Grows: "bases per dimension, to the power D with structure = \"kronecker\": use structure = \"additive\" or fewer bases", Param: "bases",
 		Count: func(c CountContext) (int, error) {
 			if c.Shape.D == 0 {
 				return 0, nil
@@ -211,7 +213,7 @@ func init() {
 			})
 		}})
 	RegisterFeature(FeatureBuilder{Name: "vff+periodic",
-		Grows: "2·frequencies − 1 Fourier features plus periodic_inducing points",
+		Grows: "2·frequencies − 1 Fourier features plus periodic_inducing points", Param: "frequencies",
 		Count: func(c CountContext) (int, error) {
 			if c.Shape.D > 1 {
 				return 0, fmt.Errorf("beta = hybrid is the 1-D basis of App. C; inputs have %d dimensions (use beta = vff)", c.Shape.D)
@@ -225,7 +227,7 @@ func init() {
 		},
 		Build: buildVFFPeriodic})
 	RegisterFeature(FeatureBuilder{Name: "iff",
-		Grows: "2^D × the grid of freqs_per_dim^D frequencies (inside the sphere with mask = true): use fewer freqs_per_dim",
+		Grows: "2^D × the grid of freqs_per_dim^D frequencies (inside the sphere with mask = true): use fewer freqs_per_dim", Param: "freqs_per_dim",
 		Count: func(c CountContext) (int, error) {
 			if c.Shape.D == 0 {
 				return 0, nil

@@ -81,8 +81,9 @@ func skiNeeds(p Params, s Shape) (Plan, error) {
 	}
 	weights := float64(s.N) * math.Pow(4, float64(s.D))
 	return Plan{M: int(total),
-		Memory:     floatBytes(2*weights + total*float64(p.Int("variance_rank")+4)),
-		MemoryWhat: fmt.Sprintf("N·4^D = %.3g cubic interpolation weights (value and index) and %.3g grid points × (variance_rank + 4) vectors; SKI is a low-dimensional method", weights, total)}, nil
+		Memory:      floatBytes(2*weights + total*float64(p.Int("variance_rank")+4)),
+		MemoryWhat:  fmt.Sprintf("N·4^D = %.3g cubic interpolation weights (value and index) and %.3g grid points × (variance_rank + 4) vectors; SKI is a low-dimensional method", weights, total),
+		MemoryParam: "grid_size"}, nil
 }
 
 type skiModel struct {

@@ -1,6 +1,7 @@
 package methods
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -165,6 +166,9 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 		}
 		plan.M += m
 		grows = append(grows, fb.Grows)
+		if plan.MemoryParam == "" {
+			plan.MemoryParam = cmp.Or(fb.Param, b.size)
+		}
 	}
 	if pointBlocks > 0 && len(d.blocks) > 1 && s.N > 0 && points > s.N {
 		return Plan{}, fmt.Errorf("the inducing inputs of both sets (%d) exceed the at most %d training inputs; use fewer", points, s.N)

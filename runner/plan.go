@@ -47,7 +47,11 @@ func (x *expander) planRun(key string, m methods.Method, p methods.Params, src m
 		return plan, false
 	}
 	if lim := x.opt.MemoryLimit; lim > 0 && plan.Memory > lim {
-		x.f.errorf(x.es, key+".methods", "%s: method %s needs at least %s (%s), more than the %s a run may use; shrink the run, or run it on a machine with more memory (SGPLAB_MEMORY=bytes validates for that machine)",
+		at := key + ".methods"
+		if k, ok := src[plan.MemoryParam]; ok {
+			at = k
+		}
+		x.f.errorf(x.es, at, "%s: method %s needs at least %s (%s), more than the %s a run may use; shrink the run, or run it on a machine with more memory (SGPLAB_MEMORY=bytes validates for that machine)",
 			where, m.Name, methods.Bytes(plan.Memory), plan.MemoryWhat, methods.Bytes(lim))
 		return plan, false
 	}

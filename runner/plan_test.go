@@ -83,6 +83,8 @@ func TestExpandChecksWhatMethodsDeclare(t *testing.T) {
 		{"vff 31^6", grid(`"vff", "sgpr"`, "toy2", "[grid.params]\nnum_inducing = [16]\n"), 308, 6, 64e9,
 			[]string{"test.toml:4: grid[0].methods: dataset toy2 (N ≤ 308, D = 6): method vff needs at least",
 				"M = 887503681", `use structure = "additive", mask = true or fewer frequencies`}, ""},
+		{"at the key that grows it", grid(`"vff"`, "toy2", "[grid.params]\nfrequencies = 16\n"), 308, 6, 64e9,
+			[]string{"test.toml:8: grid[0].params.frequencies: dataset toy2 (N ≤ 308, D = 6): method vff needs at least"}, ""},
 		{"additive vff fits", grid(`"vff"`, "toy2", "[grid.params]\nstructure = \"additive\"\n"), 308, 6, 64e9, nil, ""},
 		{"ski 4^D", grid(`"ski"`, "toy2", ""), 8192, 8, 4e9,
 			[]string{"method ski needs at least", "N·4^D"}, ""},
