@@ -71,6 +71,7 @@ var pinnedVariants = []pinnedCase{
 	{name: "spherical-orthogonal@harmonics", method: "spherical-orthogonal", c: reproCase{raw: map[string]any{"base": "harmonics", "orthogonal": "activation", "max_level": int64(2), "num_orthogonal": int64(10), "init_iterations": int64(2)}, dim: 2, n: 300, iter: 3}},
 	{name: "spherical-orthogonal@points", method: "spherical-orthogonal", c: reproCase{raw: map[string]any{"base": "points", "orthogonal": "harmonics", "max_level": int64(2), "num_inducing": int64(10), "init_iterations": int64(2), "whiten": true}, dim: 2, n: 300, iter: 3},
 		class: true},
+	{name: "zonal-spectrum@activation", method: "zonal-spectrum", c: reproCase{raw: map[string]any{"quantity": "activation", "activation": "softplus", "level": int64(4)}, dim: 2, n: 50}},
 	{name: "vof-hermite@optimal", method: "vof-hermite", c: reproCase{raw: map[string]any{"q_update": "optimal", "covariance": "diagonal", "num_features": int64(9), "eval_samples": int64(3)}, dim: 1, n: 200, iter: 3}},
 	{name: "vof-trig@quadrature", method: "vof-trig", c: reproCase{raw: map[string]any{"estimator": "quadrature", "num_features": int64(9), "eval_samples": int64(3)}, dim: 1, n: 200, iter: 3}},
 }

@@ -78,13 +78,11 @@ func (m *zonalSpectrum) Fit(ctx context.Context, train gp.Data, opt FitOptions, 
 		// Quadrature noise can leave a vanishing level at −1e−17: clamp.
 		c = math.Sqrt(math.Max(lam.Value().At(l, 0), 0))
 	default:
-		z := mat.NewDense(1, d, nil)
-		z.Set(0, 0, 1)
-		f, err := features.NewActivation(m.p.String("activation"), z, l+1)
+		zeta, err := features.ActivationZeta(m.p.String("activation"), d, l+1)
 		if err != nil {
 			return FitResult{}, fmt.Errorf("zonal-spectrum: %w", err)
 		}
-		c = math.Abs(f.Zeta()[l])
+		c = math.Abs(zeta[l])
 	}
 	extra := map[string]float64{"coefficient": c, "sphere_dim": float64(d)}
 	return FitResult{Objective: math.NaN(), Extra: extra, Hyper: m.set.Natural()}, nil
