@@ -40,10 +40,12 @@ func init() {
 		Paper:   "baseline A-GPR in Dutordoir, Durrande & Hensman (2020)",
 		Tasks:   []Task{Regression},
 		Params: concat(docs, NoiseParams(), []ParamDoc{
-			{Name: "jitter", Kind: Float, Default: 0.0, Doc: "added to the diagonal of K + σ²I before factorising it"},
-			{Name: "max_points", Kind: Int, Default: 20000, Doc: "refuse training sets larger than this (O(N²) memory)"},
+			{Name: "jitter", Kind: Float, Default: 0.0, Range: NonNegative, Doc: "added to the diagonal of K + σ²I before factorising it"},
+			{Name: "max_points", Kind: Int, Default: 20000, Range: Count, Doc: "refuse training sets larger than this (O(N²) memory)"},
 		}),
-		New: newExactGPR("agpr", newAdditiveKernel),
+		New:   newExactGPR("agpr", newAdditiveKernel),
+		Exact: true,
+		Needs: exactNeeds(0),
 	})
 }
 

@@ -235,7 +235,7 @@ func TestAGPRBadInput(t *testing.T) {
 	}{
 		{map[string]any{"lengthscales": []any{1.0, 2.0}}, "lengthscales has 2 values for 3 input dimensions"},
 		{map[string]any{"kernel": "periodic"}, "matern32"},
-		{map[string]any{"variance": -1.0}, "variance must be positive"},
+		{map[string]any{"variance": -1.0}, `parameter "variance": -1 is out of range: want > 0`},
 		{map[string]any{"ard": true}, "no parameter \"ard\""},
 	} {
 		m, err := Build("agpr", c.params)

@@ -23,7 +23,10 @@ const (
 	Classification Task = "classification"
 )
 
-// Method describes one registered method.
+// Method describes one registered method: what it is, its parameters and
+// what a run of it will need, so that the runner learns everything it
+// checks before running from the method rather than from parameter names
+// (see Plan).
 type Method struct {
 	Name    string // registry key, e.g. "sgpr"
 	Summary string // one line for `sgplab methods`
@@ -32,6 +35,22 @@ type Method struct {
 	Params  []ParamDoc
 	// New builds an untrained model from validated parameters.
 	New func(p Params) (Model, error)
+
+	// Exact marks a method that factorises an N×N matrix every step and
+	// has no inducing variables (gpr, agpr).
+	Exact bool
+	// MaxDim is the largest input dimension the method handles (0: any),
+	// checked before anything runs once the dataset is known.
+	MaxDim int
+	// Check validates combinations of parameters that no single range
+	// expresses (each parameter's own range is its ParamDoc's); nil: none.
+	Check func(p Params) error
+	// Needs returns what a run with parameters p on data of shape s will
+	// need: its number of inducing variables M and a lower bound of its
+	// memory, or an error when it cannot run (a feature set too large to
+	// count, more inducing points than training rows). nil: nothing to
+	// declare (no inducing variables, negligible memory).
+	Needs func(p Params, s Shape) (Plan, error)
 }
 
 // Supports reports whether the method handles task.
@@ -185,6 +204,9 @@ func Build(name string, raw map[string]any) (Model, error) {
 	}
 	p, err := m.Validate(raw)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.CheckParams(p); err != nil {
 		return nil, err
 	}
 	return m.New(p)

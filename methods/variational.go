@@ -17,10 +17,9 @@ import (
 	"sgplab/gp/param"
 )
 
-// The one training recipe of the uncollapsed variational methods (svgp,
-// the interval features' svgp objective, and every block method built on
-// inference.BlockELBO): q declared at the prior from the feature's Kuu
-// (Group.DeclareQ), one minibatch sampler outside the objective (seeded
+// The one training recipe of the ELBO of the sparse model (one block or
+// two, inference.SVGP or inference.BlockELBO): q declared by the model
+// (Block.DeclareQ), one minibatch sampler outside the objective (seeded
 // epochs of FitOptions.Seed, stream 2), the shared optimiser settings, and
 // either one optimiser over everything or natural gradients on the q's
 // with Adam on the rest (natgrad_step), then the shared result.
@@ -29,7 +28,7 @@ import (
 // natgrad_step has no default, so grids that do not set it keep their run
 // identities.
 func VariationalParams() []ParamDoc {
-	return []ParamDoc{{Name: "natgrad_step", Kind: Float,
+	return []ParamDoc{{Name: "natgrad_step", Kind: Float, Range: Positive,
 		Doc: "natural-gradient step size γ for q(u) (Salimbeni et al. 2018; 1 is exact for a Gaussian likelihood); when set, q(u) moves by natural gradients and the other parameters by Adam (learning_rate), from one minibatch and one backward pass per step; the grid must say optimizer = \"adam\"; unset: q(u) is trained with the other parameters by the optimizer"}}
 }
 
@@ -51,26 +50,15 @@ type Batch struct {
 // so grids that do not set them keep their run identities.
 func WarmStartParams() []ParamDoc {
 	return []ParamDoc{
-		{Name: "warm_start_iterations", Kind: Int,
+		{Name: "warm_start_iterations", Kind: Int, Range: NonNegative,
 			Doc: "before the main fit, up to this many full-batch L-BFGS steps on everything trainable, on a seeded random subset of warm_start_points training rows (all rows when there are fewer); unset or 0 skips it"},
-		{Name: "warm_start_points", Kind: Int,
+		{Name: "warm_start_points", Kind: Int, Range: Count,
 			Doc: "size of the warm-start subset; unset: 20000 (the VISH paper's)"},
 	}
 }
 
 // defaultWarmStartPoints is the VISH paper's warm-start subset size.
 const defaultWarmStartPoints = 20000
-
-// checkWarmStart validates the warm-start parameters.
-func checkWarmStart(method string, p Params) error {
-	if v := p.Int("warm_start_iterations"); v < 0 {
-		return fmt.Errorf("%s: warm_start_iterations must be ≥ 0, got %d", method, v)
-	}
-	if v := p.Int("warm_start_points"); p.Has("warm_start_points") && v < 1 {
-		return fmt.Errorf("%s: warm_start_points must be ≥ 1, got %d", method, v)
-	}
-	return nil
-}
 
 // batcher yields minibatches from a seeded permutation, reshuffled every
 // epoch, so a fit is reproducible from FitOptions.Seed.
@@ -104,7 +92,7 @@ func (bt *batcher) next() (*mat.Dense, *mat.Dense) {
 type variationalFit struct {
 	method string
 	set    *param.Set
-	groups []Group // q's, natural-gradient targets
+	groups []Block // q's, natural-gradient targets
 	// defaultOptimizer is used when FitOptions.Optimizer is empty and the
 	// fit is full batch; minibatch fits default to Adam.
 	defaultOptimizer string
@@ -269,14 +257,6 @@ func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, 
 		})
 }
 
-// checkNatGradStep validates natgrad_step when set.
-func checkNatGradStep(method string, p Params) error {
-	if p.Has("natgrad_step") {
-		return checkPositive(method, p, "natgrad_step")
-	}
-	return nil
-}
-
 // fullDataELBO is the ELBO over all of data at the current parameters,
 // without gradients, for reporting after minibatch training (the last
 // minibatch value is a noisy estimate): the marginals of q(f) from the
@@ -305,6 +285,7 @@ func fullDataELBO(data gp.Data, set *param.Set, post *inference.Posterior, bind 
 type collapsedStats struct {
 	kern   kernels.Kernel
 	feat   features.Feature
+	prefix string // the feature's parameter prefix (its Block's)
 	set    *param.Set
 	stats  *inference.Stats
 	trainX *mat.Dense
@@ -320,7 +301,7 @@ func (c *collapsedStats) precompute(train gp.Data, m int, phi inference.FeatureM
 
 func (c *collapsedStats) kuu(b *param.Bound) (kernels.Bound, inference.Kuu, error) {
 	kb := c.kern.Bind(b, KernelPrefix)
-	kuu, err := features.StructureOf(kb, c.feat.Bind(b, ""), inference.DefaultMaxTries, features.AllForms)
+	kuu, err := features.StructureOf(kb, c.feat.Bind(b, c.prefix), inference.DefaultMaxTries, features.AllForms)
 	return kb, kuu, err
 }
 
@@ -354,7 +335,6 @@ func (c *collapsedStats) fit(ctx context.Context, opt FitOptions, start time.Tim
 	}
 	rep, terr := Train(ctx, c.set, c.objective, st, st.Method, start, progress)
 	res := NewFitResult(rep, c.set)
-	res.Extra["num_features"] = float64(c.stats.M())
 	res.Extra["precompute_seconds"] = precompute
 	for i := range res.Trace {
 		res.Trace[i].Elapsed += precompute

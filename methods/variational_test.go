@@ -55,7 +55,7 @@ func TestVariationalRecipeNatGradConjugate(t *testing.T) {
 					t.Fatal(err)
 				}
 				var f features.Feature
-				g := Group{Name: "u"}
+				g := Block{Name: "u"}
 				if feat == "points" {
 					z := mat.NewDense(12, 1, nil)
 					for i := 0; i < 12; i++ {
@@ -83,7 +83,7 @@ func TestVariationalRecipeNatGradConjugate(t *testing.T) {
 				if feat == "vff" {
 					opts.Jitter = 0
 				}
-				fit := variationalFit{method: "test", set: set, groups: []Group{g}, defaultOptimizer: "adam",
+				fit := variationalFit{method: "test", set: set, groups: []Block{g}, defaultOptimizer: "adam",
 					objective: func(tp *ad.Tape, b *param.Bound, bt Batch) (*ad.Node, error) {
 						ve := func(mu, v *ad.Node) *ad.Node { return lik.VarExp(b, likelihoodPfx, mu, v, bt.Y) }
 						out, _, err := inference.SVGP(k.Bind(b, KernelPrefix), g.Bind(b, f), tp.Const(bt.X), ve, g.Variational(b, whiten), n, opts)
@@ -226,7 +226,7 @@ func TestVariationalWarmStart(t *testing.T) {
 	if err := os.WriteFile(zfile, []byte(zs.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	params := map[string]any{"inducing_init": "file", "z_file": zfile, "lengthscales": []any{0.3}, "noise_variance": 0.1}
+	params := map[string]any{"inducing_init": "file", "z_file": zfile, "num_inducing": int64(8), "lengthscales": []any{0.3}, "noise_variance": 0.1}
 	fit := func(data gp.Data, extra map[string]any, opt FitOptions) FitResult {
 		t.Helper()
 		p := map[string]any{}

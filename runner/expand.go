@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"sgplab/internal/suggest"
 	"sgplab/methods"
 	"sgplab/results"
 )
@@ -26,11 +27,18 @@ type ExpandOptions struct {
 	// splits exist under the protocol; nil skips it. The CLI passes
 	// datasets.CheckRun.
 	CheckRun func(name string, params map[string]any, protocol, scaling string, splits []int) error
+	// Shape returns what is known of a dataset's size before it is
+	// loaded: n rows (the training rows exactly when exact is set,
+	// otherwise at most) and d input dimensions, 0 when unknown. Each
+	// method then checks its runs on it (methods.Method.Plan: input
+	// dimension limits, feature counts, inducing points against N,
+	// memory); nil checks with nothing known. The CLI passes
+	// datasets.Shape.
+	Shape func(name string, params map[string]any) (n, d int, exact bool)
+	// MemoryLimit refuses runs whose method estimates a larger memory
+	// need (bytes; 0: no check). The CLI passes the machine's memory.
+	MemoryLimit float64
 }
-
-// positiveParams are method parameters that count features and must be
-// ≥ 1 (a non-positive M used to run and "succeed").
-var positiveParams = []string{"num_inducing", "num_features"}
 
 // fitKeys are grid keys that are fit settings, matched by include/exclude.
 var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "stop_tol", "task"}
@@ -242,8 +250,8 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 	// methods already: it may narrow the methods to some that lack one.
 	for _, k := range sortedKeys(s.params) {
 		if !documentedBy(toList(s.raw["methods"]), k) && len(ms) == len(methodNames) && !strings.Contains(key, "include") {
-			f.errorf(es, key+".params."+k, "no method of this grid (%s) has this parameter; valid parameters: %s",
-				strings.Join(methodNames, ", "), strings.Join(paramUnion(ms), ", "))
+			f.errorf(es, key+".params."+k, "no method of this grid (%s) has this parameter%s; valid parameters: %s",
+				strings.Join(methodNames, ", "), suggest.Hint(k, paramUnion(ms)), strings.Join(paramUnion(ms), ", "))
 		}
 	}
 	for _, mname := range sortedKeys(s.perMethod) {
@@ -290,6 +298,11 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		if len(vals) == 0 {
 			f.errorf(es, key+".dataset."+k, "empty list: the grid would have no runs; give at least one value")
 		}
+		for _, v := range vals {
+			if err := checkFinite(v); err != nil {
+				f.errorf(es, key+".dataset."+k, "%v; give a finite number", err)
+			}
+		}
 		dsAxes = append(dsAxes, vals)
 	}
 	dsCombos := product(dsAxes)
@@ -298,6 +311,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 	type mcombo struct {
 		m      methods.Method
 		params []map[string]any
+		src    map[string]string // parameter → the key that sets it
 	}
 	var mcs []mcombo
 	for _, m := range ms {
@@ -310,21 +324,23 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		}
 		for k, v := range s.perMethod[m.Name] {
 			if paramDoc(m, k) == nil {
-				f.errorf(es, key+".method."+m.Name+"."+k, "method %s has no parameter %q; valid parameters: %s", m.Name, k, strings.Join(paramUnion([]methods.Method{m}), ", "))
+				f.errorf(es, key+".method."+m.Name+"."+k, "method %s has no parameter %q%s; valid parameters: %s", m.Name, k,
+					suggest.Hint(k, paramUnion([]methods.Method{m})), strings.Join(paramUnion([]methods.Method{m}), ", "))
 				continue
 			}
 			layer[k], src[k] = v, key+".method."+m.Name+"."+k
 		}
 		for k, v := range s.extra {
 			if paramDoc(m, k) == nil {
-				f.errorf(es, key+"."+k, "method %s has no parameter %q, and %q is not a grid key; valid parameters: %s",
-					m.Name, k, k, strings.Join(paramUnion([]methods.Method{m}), ", "))
+				f.errorf(es, key+"."+k, "method %s has no parameter %q, and %q is not a grid key%s; valid parameters: %s",
+					m.Name, k, k, suggest.Hint(k, paramUnion([]methods.Method{m})), strings.Join(paramUnion([]methods.Method{m}), ", "))
 				continue
 			}
 			layer[k], src[k] = v, key+"."+k
 		}
 		pkeys := sortedKeys(layer)
 		var axes [][]any
+		bad := false // a value invalid on its own (reported at its key)
 		for _, k := range pkeys {
 			d := paramDoc(m, k)
 			vals := axisValues(layer[k], d.Kind == methods.Floats)
@@ -334,8 +350,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			for _, v := range vals {
 				if _, err := m.Validate(map[string]any{k: v}); err != nil {
 					f.errorf(es, src[k], "%v", err)
-				} else if n, ok := number(v); ok && n < 1 && contains(positiveParams, k) {
-					f.errorf(es, src[k], "%s = %v: must be ≥ 1 (the number of inducing features M)", k, v)
+					bad = true
 				}
 			}
 			axes = append(axes, vals)
@@ -345,7 +360,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 				f.errorf(es, key+".task", "method %s does not support task %q", m.Name, t)
 			}
 		}
-		var combos []map[string]any
+		mc := mcombo{m: m, src: src}
 		for _, c := range product(axes) {
 			p := make(map[string]any, len(pkeys))
 			for i, k := range pkeys {
@@ -356,9 +371,11 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 					p[d.Name] = normalize(d.Kind, d.Default)
 				}
 			}
-			combos = append(combos, p)
+			if !bad {
+				mc.params = append(mc.params, p)
+			}
 		}
-		mcs = append(mcs, mcombo{m, combos})
+		mcs = append(mcs, mc)
 	}
 	splits := ints(s.raw["splits"], 0)
 	datasetNames := strs(s.raw["datasets"])
@@ -402,8 +419,18 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		}
 	}
 	source := fmt.Sprintf("%s:%d", f.Path, f.lines.line(key))
+	type planned struct {
+		plan methods.Plan
+		ok   bool
+	}
+	plans := map[planKey]planned{}
+	type checked struct {
+		p  methods.Params
+		ok bool
+	}
+	combos := map[[2]int]checked{}
 	for _, dn := range datasetNames {
-		for _, c := range dsCombos {
+		for ci, c := range dsCombos {
 			dp := datasetParams(dsKeys, c)
 			protocol, _ := dp["protocol"].(string)
 			scaling, _ := dp["scaling"].(string)
@@ -412,8 +439,8 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			dsFiles := x.fileHashes(key+".dataset", "", dp, isDatasetFileParam)
 			for _, split := range splits {
 				for _, seed := range seeds {
-					for _, mc := range mcs {
-						for _, p := range mc.params {
+					for mi, mc := range mcs {
+						for pi, p := range mc.params {
 							files := x.fileHashes(key+".params", "", p, isMethodFileParam)
 							maps.Copy(files, dsFiles)
 							for _, task := range tasks {
@@ -434,6 +461,28 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 													if keep != nil && !keep(r) {
 														continue
 													}
+													// The runs a grid keeps are checked as a
+													// whole: the method's checks across
+													// parameters, then what they need on the
+													// dataset (both once per combination).
+													ck, done := combos[[2]int{mi, pi}]
+													if !done {
+														ck.p, ck.ok = x.checkCombo(key, mc.m, p, mc.src)
+														combos[[2]int{mi, pi}] = ck
+													}
+													if !ck.ok {
+														continue
+													}
+													pk := planKey{method: mi, params: pi, dataset: fmt.Sprint(dn, "\x00", ci), batch: bs}
+													pl, done := plans[pk]
+													if !done {
+														pl.plan, pl.ok = x.planRun(key, mc.m, ck.p, mc.src, dn, dp, bs)
+														plans[pk] = pl
+													}
+													if !pl.ok {
+														continue
+													}
+													r.Plan = pl.plan
 													if err := r.seal(); err != nil {
 														f.errorf(es, key, "%v", err)
 														return

@@ -16,7 +16,7 @@ func init() {
 	methods.Register(methods.Method{
 		Name: "fake-mean", Summary: "predicts the training mean", Tasks: []methods.Task{methods.Regression},
 		Params: []methods.ParamDoc{
-			{Name: "num_inducing", Kind: methods.Int, Default: 10, Doc: "ignored"},
+			{Name: "num_inducing", Kind: methods.Int, Default: 10, Range: methods.Count, Doc: "ignored"},
 			{Name: "lengthscales", Kind: methods.Floats, Doc: "ignored"},
 			{Name: "kernel", Kind: methods.String, Default: "se", Choices: []string{"se", "matern32"}, Doc: "ignored"},
 			{Name: "z_file", Kind: methods.String, Doc: "a file whose content is part of the run id"},

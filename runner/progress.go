@@ -64,12 +64,12 @@ func (s *RunSpec) ShortLabel(swept []string) string {
 }
 
 // Cost is a run's expected cost in arbitrary units, for the ETA: the
-// optimiser's iterations times the per-iteration cost of the method,
-// O(N³) for the exact methods (exactMethods) and O(B M² + M³) for the rest,
-// B = min(N, BatchSize) the rows a step touches,
-// with N the training size given by size (≤ 0 when unknown: 1000 is
-// assumed) and M the number of inducing variables read from the method's
-// parameters (inducingCount; defaultInducing when it names none).
+// optimiser's iterations times the per-iteration cost the method's
+// declaration implies (RunSpec.Plan, or methods.Method.Plan for a spec
+// made without Expand): O(N³) for an exact method, O(B M² + M³) for M
+// inducing variables, B = min(N, BatchSize) the rows a step touches, and
+// O(N) for a method with neither. N is given by size (≤ 0 when unknown:
+// 1000 is assumed).
 func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
 	n := 0
 	if size != nil {
@@ -79,9 +79,16 @@ func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
 		n = 1000
 	}
 	N := float64(n)
-	per := N * N * N / 3 // exact GP: one Cholesky
-	if !contains(exactMethods, s.Method) {
-		m := min(inducingCount(s.Params), N)
+	plan := s.Plan
+	if plan.M == 0 && !plan.Exact {
+		plan = declaredPlan(s, n)
+	}
+	per := N
+	switch {
+	case plan.Exact:
+		per = N * N * N / 3 // one Cholesky
+	case plan.M > 0:
+		m := float64(plan.M)
 		b := N // a minibatch step touches BatchSize rows
 		if s.BatchSize > 0 {
 			b = min(b, float64(s.BatchSize))
@@ -91,35 +98,23 @@ func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
 	return float64(s.Iterations+1) * per
 }
 
-// exactMethods cost one N×N Cholesky per step.
-var exactMethods = []string{"gpr", "agpr"}
-
-// defaultInducing is the M assumed for a sparse method whose parameters
-// name no count (e.g. a method's default M).
-const defaultInducing = 100
-
-// inducingCount is M for the cost model: num_inducing (+ num_orthogonal
-// for the decoupled methods) or num_features; 2F+1 for frequencies = F;
-// (L+1)² (the harmonics of S² up to level L) for max_level = L.
-func inducingCount(p map[string]any) float64 {
-	get := func(k string) float64 {
-		if v, ok := number(p[k]); ok && v > 0 {
-			return v
-		}
-		return 0
+// declaredPlan is the method's plan for a spec that carries none, on n
+// training rows of unknown dimension (the zero Plan when the method or its
+// parameters are unknown).
+func declaredPlan(s *RunSpec, n int) methods.Plan {
+	m, err := methods.Lookup(s.Method)
+	if err != nil {
+		return methods.Plan{}
 	}
-	switch {
-	case get("num_inducing")+get("num_orthogonal") > 0:
-		return get("num_inducing") + get("num_orthogonal")
-	case get("num_features") > 0:
-		return get("num_features")
-	case get("frequencies") > 0:
-		return 2*get("frequencies") + 1
-	case get("max_level") > 0:
-		l := get("max_level")
-		return (l + 1) * (l + 1)
+	p, err := m.Validate(s.Params)
+	if err != nil {
+		return methods.Plan{Exact: m.Exact}
 	}
-	return defaultInducing
+	plan, err := m.Plan(p, methods.Shape{N: n, Batch: s.BatchSize})
+	if err != nil {
+		return methods.Plan{Exact: m.Exact}
+	}
+	return plan
 }
 
 // progress shows runs done/total, an ETA and the current iteration.

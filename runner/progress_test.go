@@ -51,22 +51,9 @@ func TestCost(t *testing.T) {
 	if want := 100 * 1e9 / 3; exact != want {
 		t.Errorf("exact cost %v, want %v", exact, want)
 	}
-	// Methods that name M otherwise: the decoupled sets add, frequencies
-	// F give 2F+1 features, max_level L the (L+1)² harmonics of S², and a
-	// sparse method naming none is costed at defaultInducing.
-	for _, c := range []struct {
-		method string
-		params map[string]any
-		m      float64
-	}{
-		{"odvgp", map[string]any{"num_inducing": 30, "num_orthogonal": 70}, 100},
-		{"vff", map[string]any{"frequencies": 20}, 41},
-		{"vish", map[string]any{"max_level": 4}, 25},
-		{"vish", map[string]any{}, defaultInducing},
-	} {
-		if got, want := Cost(spec(c.method, c.params, 0), size), 1000*c.m*c.m+c.m*c.m*c.m; got != want {
-			t.Errorf("%s %v: cost %v, want %v (M = %v)", c.method, c.params, got, want, c.m)
-		}
+	// The decoupled sets add.
+	if got, want := Cost(spec("odvgp", map[string]any{"num_inducing": 30, "num_orthogonal": 70}, 0), size), 1000*1e4+1e6; got != want {
+		t.Errorf("odvgp cost %v, want %v (M = 100)", got, want)
 	}
 	// A minibatch step costs its batch, not N.
 	mb := spec("svgp", map[string]any{"num_inducing": 10}, 0)
@@ -77,6 +64,10 @@ func TestCost(t *testing.T) {
 	// M is capped at N.
 	if capped := Cost(spec("sgpr", map[string]any{"num_inducing": 5000}, 0), size); capped != 1000*1e6+1e9 {
 		t.Errorf("M > N cost %v", capped)
+	}
+	// A method with neither inducing variables nor an exact solve costs N.
+	if got := Cost(spec("fake-mean", map[string]any{}, 0), size); got != 1000 {
+		t.Errorf("fake-mean cost %v, want 1000", got)
 	}
 }
 
@@ -136,5 +127,68 @@ func TestETAHuge(t *testing.T) {
 	p.finish(cheap, results.Run{Status: results.StatusDone}, nil)
 	if got, want := p.prefix(), "[1/2] ETA > "+maxETA.String(); got != want {
 		t.Errorf("prefix %q, want %q", got, want)
+	}
+}
+
+// TestCostFromDeclaredM: the ETA's M is the one each method declares for
+// the dataset's dimension (methods.Method.Plan), not a guess from parameter
+// names: odvff at D = 8 has 8·101 = 808 Fourier features besides its 100
+// orthogonal points (the guess read num_orthogonal alone), vish at level 3
+// on S²⁰ has 2002 harmonics (the guess said (L+1)² = 16), Kronecker VFF in
+// 2-D (2F − 1)² features.
+func TestCostFromDeclaredM(t *testing.T) {
+	src := `
+name = "t"
+[[grid]]
+name = "g"
+methods = ["odvff", "vish", "vff", "sgpr"]
+datasets = ["toy"]
+iterations = 0
+[grid.method.odvff]
+frequencies = 51
+num_orthogonal = 100
+[grid.method.vish]
+max_level = 3
+[grid.method.vff]
+frequencies = 20
+[grid.method.sgpr]
+num_inducing = 5000
+`
+	f, err := Parse("test.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		d    int
+		want map[string]int
+	}{
+		{8, map[string]int{"odvff": 908, "vish": 210, "vff": 39 * 39 * 39 * 39 * 39 * 39 * 39 * 39, "sgpr": 1000}},
+		{20, map[string]int{"odvff": 20*101 + 100, "vish": 2002, "sgpr": 1000}},
+		{2, map[string]int{"odvff": 2*101 + 100, "vish": 16, "vff": 39 * 39, "sgpr": 1000}},
+	} {
+		runs, _, err := f.Expand(ExpandOptions{ValidateDataset: fakeValidate,
+			Shape: func(string, map[string]any) (int, int, bool) { return 1000, c.d, true }})
+		if c.d >= 8 {
+			// Kronecker VFF on 8 and 20 dimensions overflows or is refused
+			// (no memory limit is set: the count alone decides).
+			if c.d == 20 && (err == nil || !strings.Contains(err.Error(), "features")) {
+				t.Fatalf("D = 20: Kronecker VFF not refused: %v", err)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			want, ok := c.want[r.Method]
+			if !ok {
+				continue
+			}
+			if r.Plan.M != want {
+				t.Errorf("D = %d: %s declares M = %d, want %d", c.d, r.Method, r.Plan.M, want)
+			}
+			m := float64(want)
+			if got := Cost(r, func(*RunSpec) int { return 1000 }); got != 1000*m*m+m*m*m {
+				t.Errorf("D = %d: %s cost %v, want %v", c.d, r.Method, got, 1000*m*m+m*m*m)
+			}
+		}
 	}
 }

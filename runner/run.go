@@ -554,6 +554,10 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		oc.err = err
 		return oc
 	}
+	if err := checkPlan(m, spec, data.Train); err != nil {
+		oc.err = err
+		return oc
+	}
 	model, err := methods.Build(spec.Method, spec.Params)
 	if err != nil {
 		oc.err = err

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"sgplab/methods"
 )
 
 // RunSpec is one run of a grid: everything that determines its result.
@@ -50,6 +52,9 @@ type RunSpec struct {
 	TimeLimit time.Duration // 0 is no limit
 	MemLimit  int64         // bytes; 0 is no limit; the run then runs in a child process
 	Source    string        // file:line of the grid or include that produced it
+	// Plan is what the run will need, from its method's declaration and
+	// its dataset's shape as known when the grid expanded (M for the ETA).
+	Plan methods.Plan
 
 	canonical []byte
 }

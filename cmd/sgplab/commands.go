@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +39,18 @@ func expandOptions(profile, dataDir string) runner.ExpandOptions {
 	return runner.ExpandOptions{Profile: profile, ValidateDataset: datasets.Validate,
 		CheckRun: func(name string, params map[string]any, protocol, scaling string, splits []int) error {
 			return datasets.CheckRun(name, params, protocol, scaling, splits, dataDir)
-		}}
+		},
+		Shape: datasets.Shape, MemoryLimit: memoryLimit()}
+}
+
+// memoryLimit is what a run's declared memory need is checked against
+// before anything runs: $SGPLAB_MEMORY (bytes, e.g. 64e9 for a cluster
+// node the grid is destined for), else this machine's memory.
+func memoryLimit() float64 {
+	if v, err := strconv.ParseFloat(os.Getenv("SGPLAB_MEMORY"), 64); err == nil && v > 0 {
+		return v
+	}
+	return runner.MachineMemory()
 }
 
 // loadGrids parses and expands grid files for a profile.
@@ -819,6 +831,9 @@ func cmdMethods(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "  paper: %s\n", m.Paper)
 		}
 		fmt.Fprintf(stdout, "  tasks: %s\n", strings.Join(tasks, ", "))
+		if m.MaxDim > 0 {
+			fmt.Fprintf(stdout, "  inputs: at most %d dimension(s)\n", m.MaxDim)
+		}
 		for _, p := range m.Params {
 			def := "(none)"
 			if p.Default != nil {
@@ -827,6 +842,9 @@ func cmdMethods(args []string, stdout, stderr io.Writer) error {
 			choices := ""
 			if len(p.Choices) > 0 {
 				choices = " {" + strings.Join(p.Choices, ", ") + "}"
+			}
+			if p.Range != nil {
+				choices = " (" + p.Range.String() + ")"
 			}
 			fmt.Fprintf(stdout, "  %-22s %-16s default %-10s %s%s\n", p.Name, p.Kind, def, p.Doc, choices)
 		}
