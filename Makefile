@@ -77,7 +77,7 @@ reproduce-%: build
 # ≤ 30 min on an idle 2-core machine) or full. SHARD=i/n runs one shard
 # into out/leaderboard/shard-i-of-n.db; then `sgplab results merge
 # out/leaderboard/shard-*.db -o out/leaderboard/results.db` and
-# `make leaderboard-report` (see the README).
+# `make leaderboard-report` (see docs/leaderboard.md).
 leaderboard: build
 ifeq ($(SHARD),)
 	$(SGPLAB) run --profile $(PROFILE) experiments/leaderboard.toml || [ $$? -eq 3 ]
