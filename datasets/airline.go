@@ -86,9 +86,9 @@ func parsePlaneYears(path string, b []byte) (map[string]float64, error) {
 		y := math.NaN()
 		if iYear < len(f) {
 			if s := strings.TrimSpace(f[iYear]); !isNA(s) {
-				v, err := strconv.ParseFloat(s, 64)
-				if err != nil {
-					return nil, fmt.Errorf("datasets: %s:%d: year %q is not a number", path, ln+2, s)
+				v, problem := parseField(s)
+				if problem != "" {
+					return nil, fmt.Errorf("datasets: %s:%d: year: %s %q", path, ln+2, problem, s)
 				}
 				y = v
 			}

@@ -91,6 +91,11 @@ func FuzzUserCSV(f *testing.F) {
 			}
 			seen[j] = true
 		}
+		if m >= 0 {
+			if tr, te, err := tab.maskRows(m); err == nil && (len(tr) == 0 || len(te) == 0 || len(tr)+len(te) != len(tab.rows)) {
+				t.Fatalf("maskRows: %d training and %d test rows of %d", len(tr), len(te), len(tab.rows))
+			}
+		}
 		d := tab.data(inputs, tgt, seq(0, len(tab.rows)))
 		if d.N() != len(tab.rows) {
 			t.Fatalf("data has %d rows, table %d", d.N(), len(tab.rows))
