@@ -141,10 +141,11 @@ func FuzzAirlineCache(f *testing.F) {
 	}
 	f.Add([]byte("garbage"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(t.TempDir(), "c.bin")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
+		// The decoder, not the file: a file written and read per input held
+		// the rate near 200 a second, too slow for 10⁶ executions.
+		rows, _, _, ok := decodeAirlineCache(bytes.NewReader(b), int64(len(b)), key) // must not panic
+		if ok && len(rows)%9 != 0 {
+			t.Fatalf("%d values are not whole rows of 9", len(rows))
 		}
-		readAirlineCache(p, key) // must not panic on any file
 	})
 }
