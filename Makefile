@@ -43,16 +43,24 @@ bench:
 # Every native fuzz target (func FuzzX) for FUZZTIME each (FUZZPKGS limits
 # the packages, e.g. make fuzz FUZZPKGS=./datasets/... FUZZTIME=1m); new failing
 # inputs land in the package's testdata/fuzz/FuzzX/, which `make test`
-# then replays with the seed corpora.
+# then replays with the seed corpora. Every target runs even when one fails;
+# the failed ones (and packages whose targets cannot be listed) are named at
+# the end and make exits non-zero.
 FUZZTIME ?= 30s
 FUZZPKGS ?= ./...
 fuzz:
-	@set -e; for pkg in $$($(GO) list $(FUZZPKGS)); do \
-	  for f in $$($(GO) test $(TAGS) -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	@failed=""; \
+	for pkg in $$($(GO) list $(FUZZPKGS)); do \
+	  if ! targets=$$($(GO) test $(TAGS) -list '^Fuzz' $$pkg); then \
+	    echo "$$targets"; failed="$$failed $$pkg(listing)"; continue; \
+	  fi; \
+	  for f in $$(echo "$$targets" | grep '^Fuzz'); do \
 	    echo "== $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test $(TAGS) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    $(GO) test $(TAGS) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || failed="$$failed $$pkg.$$f"; \
 	  done; \
-	done
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed"; exit 1; fi; \
+	echo "fuzz: every target passed"
 
 # The CSV experiments/csv.toml sweeps (a user's own data file in a grid).
 example-csv: build

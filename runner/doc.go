@@ -30,7 +30,9 @@
 //
 // Runner.Run executes runs with a bounded number of workers. A run that
 // fails or panics is recorded as failed with its message and the sweep goes
-// on; cancelling the context records the runs in flight as interrupted and
+// on; a panic on a goroutine of a parallel loop (gp/internal/workers, or
+// any loop with a goroutines.Group) is raised again on the run's goroutine,
+// so it is the run's failure too, with the stack where it began; cancelling the context records the runs in flight as interrupted and
 // keeps everything finished.
 //
 // Each run is claimed in the store first, and recorded under the claim's
