@@ -32,6 +32,14 @@ func TestComputeStatsPanicReachesCaller(t *testing.T) {
 		}
 		return mat.NewDense(2, r, nil), nil
 	}
+	outOfRange := func(x *mat.Dense) (*mat.Dense, error) {
+		r, _ := x.Dims()
+		if x.At(0, 0) == 150 {
+			rows := make([]int, r)
+			_ = rows[r+int(x.At(0, 0))]
+		}
+		return mat.NewDense(3, r, nil), nil
+	}
 	for _, tc := range []struct {
 		name  string
 		m     int
@@ -40,7 +48,11 @@ func TestComputeStatsPanicReachesCaller(t *testing.T) {
 		frame string
 	}{
 		{"feature map panics", 2, features, "feature map: bad rows from 150", "TestComputeStatsPanicReachesCaller.func2"},
-		{"M×M partial too large", 887_503_681, features, "makeslice: len out of range", "inference.ComputeStats.func1"},
+		// A runtime error on a worker (an index out of range, as a bad
+		// feature map would make) keeps its type. A feature count too large
+		// to allocate is refused before any goroutine starts
+		// (TestStatsBadInput/too_many_features).
+		{"runtime error on a worker", 3, outOfRange, "index out of range", "TestComputeStatsPanicReachesCaller.func3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r any
