@@ -146,8 +146,16 @@ func docCommands(t *testing.T, path string) []docCommand {
 
 // openQuote reports whether s ends inside a quoted string.
 func openQuote(s string) bool {
+	_, open := scanQuotes(s, "")
+	return open
+}
+
+// scanQuotes returns the index of the first rune of s outside quotes that
+// is one of stops (len(s) when none is), and whether s ends inside a
+// quoted string.
+func scanQuotes(s, stops string) (stop int, open bool) {
 	var quote rune
-	for _, r := range s {
+	for i, r := range s {
 		switch {
 		case quote != 0:
 			if r == quote {
@@ -155,9 +163,11 @@ func openQuote(s string) bool {
 			}
 		case r == '\'' || r == '"':
 			quote = r
+		case strings.ContainsRune(stops, r):
+			return i, false
 		}
 	}
-	return quote != 0
+	return len(s), quote != 0
 }
 
 // commandIn returns the sgplab command a line of text shows, from
@@ -182,20 +192,8 @@ func commandIn(s string) (string, bool) {
 		return "", false
 	}
 	// Cut at an unquoted comment, pipe, redirection, ; or &.
-	var quote rune
-	for i, r := range s {
-		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			}
-		case r == '\'' || r == '"':
-			quote = r
-		case r == '#' || r == '|' || r == '>' || r == ';' || r == '&':
-			return strings.TrimSpace(s[:i]), true
-		}
-	}
-	return s, true
+	stop, _ := scanQuotes(s, "#|>;&")
+	return strings.TrimSpace(s[:stop]), true
 }
 
 // shellWords splits a command line as sh would for plain words, single-
