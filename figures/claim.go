@@ -6,14 +6,19 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"sgplab/results"
 )
 
 // Claim verdicts.
 const (
 	Reproduced = "reproduced" // the number satisfies the expectation
 	Differs    = "differs"    // the number violates it
-	NoData     = "no data"    // the query returned no number (nothing has run yet)
-	QueryError = "error"      // the query failed
+	// Inconclusive: the number comes from runs of which some did not
+	// converge (x_converged = 0), so neither verdict can be trusted.
+	Inconclusive = "inconclusive"
+	NoData       = "no data" // the query returned no number (nothing has run yet)
+	QueryError   = "error"   // the query failed
 )
 
 // ClaimResult is the verdict on one claim.
@@ -21,9 +26,21 @@ type ClaimResult struct {
 	Text    string
 	Paper   string
 	Expect  string
-	Value   float64 // NaN unless Verdict is Reproduced or Differs
+	Value   float64 // NaN unless Verdict is Reproduced, Differs or Inconclusive
 	Verdict string
-	Detail  string // why there is no number, or the query error
+	Detail  string // why there is no number, the query error, or a note on convergence
+	// Computed is, for an Inconclusive claim, the verdict its number alone
+	// gives (Reproduced or Differs).
+	Computed string
+
+	// Convergence of the runs the claim reads, when Checked: Runs done runs,
+	// of which the ones in Unconverged are stored with x_converged = 0 and
+	// Unrecorded have no x_converged at all (stored before it existed).
+	// Checked is false for a raw query that declares no runs.
+	Checked     bool
+	Runs        int
+	Unconverged []string
+	Unrecorded  int
 }
 
 // expectation is a parsed `expect`: value op bound, or value within [lo, hi].
@@ -134,7 +151,55 @@ func evalClaim(c ClaimSpec, q querier, profile string, subset bool) ClaimResult 
 	} else {
 		r.Verdict = Differs
 	}
+	judgeConvergence(c, q, profile, subset, &r)
 	return r
+}
+
+// judgeConvergence reads the convergence of the runs behind a judged
+// claim: any run stored with x_converged = 0 makes it Inconclusive. A
+// missing x_converged (a database from before it) is noted, as is a raw
+// query that declares no runs; neither changes the verdict. NULL (a run
+// without training) counts as converged.
+func judgeConvergence(c ClaimSpec, q querier, profile string, subset bool, r *ClaimResult) {
+	if c.runs == "" {
+		r.Detail = "convergence not checked (the query declares no runs: runs_where or runs_query)"
+		return
+	}
+	_, rows, err := q.Query(scopedQuery(convergenceQuery(c.runs), profile, subset))
+	if err != nil {
+		r.Verdict, r.Detail = QueryError, "the claim's runs (runs_where / runs_query): "+err.Error()
+		return
+	}
+	r.Checked, r.Runs = true, len(rows)
+	for _, row := range rows {
+		if len(row) != 3 {
+			r.Verdict, r.Detail = QueryError, "the claim's runs: want one column of run ids"
+			return
+		}
+		v, ok := toFloat(row[1])
+		switch {
+		case integer(row[2]) == 0:
+			r.Unrecorded++
+		case ok && v == 0:
+			r.Unconverged = append(r.Unconverged, str(row[0]))
+		}
+	}
+	switch {
+	case len(r.Unconverged) > 0:
+		r.Computed, r.Verdict = r.Verdict, Inconclusive
+		r.Detail = fmt.Sprintf("%d of its %d runs did not converge (the number alone: %s)", len(r.Unconverged), r.Runs, r.Computed)
+	case r.Unrecorded > 0:
+		r.Detail = fmt.Sprintf("convergence not recorded for %d of its %d runs", r.Unrecorded, r.Runs)
+	}
+}
+
+// convergenceQuery lists the finished runs among those runs (SQL returning
+// run ids) selects, with their x_converged and whether it is stored.
+func convergenceQuery(runs string) string {
+	return "WITH claim_runs(id) AS (" + runs + ") " +
+		"SELECT r.id, c.value, c.run_id IS NOT NULL FROM runs r " +
+		"LEFT JOIN metrics c ON c.run_id = r.id AND c.name = " + sqlQuote(results.ConvergedMetric) + " " +
+		"WHERE r.status = 'done' AND r.id IN (SELECT id FROM claim_runs) ORDER BY r.id"
 }
 
 // profileScoped shadows the runs table and the views with common table

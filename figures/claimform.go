@@ -74,8 +74,10 @@ import (
 // configurations.
 //
 // Only finished runs of the report's profile are seen. The claim compiles to
-// one SQL query (written to claims.sql beside index.md); query = "..."
-// remains for what this form cannot say.
+// one SQL query (written to claims.sql beside index.md) and to the query of
+// the runs its selections read, whose convergence decides whether the
+// verdict is inconclusive (claim.go); query = "..." remains for what this
+// form cannot say, with runs_where or runs_query declaring its runs.
 
 // claimAggregates are the aggregates of a declarative selection.
 var claimAggregates = []string{"mean", "median", "min", "max", "sum", "count"}
@@ -132,16 +134,18 @@ func newClaimDerived(ds []DeriveSpec) claimDerived {
 	return d
 }
 
-// compileClaim turns a declarative claim into SQL returning one number.
-// experiment is the config's name (grids are stored as NAME or
-// experiment/NAME).
-func compileClaim(c ClaimSpec, experiment string, derived []DeriveSpec) (string, error) {
+// compileClaim turns a declarative claim into SQL returning one number,
+// and SQL returning the ids of the runs it reads (every selection's runs,
+// before having and reach choose among their groups), from which the
+// report judges whether the claim's fits converged. experiment is the
+// config's name (grids are stored as NAME or experiment/NAME).
+func compileClaim(c ClaimSpec, experiment string, derived []DeriveSpec) (query, runs string, err error) {
 	base := claimSelection{metric: c.Metric, aggregate: c.Aggregate, per: c.Per, across: c.Across,
 		having: c.Having, paired: c.Paired, minGroups: c.MinGroups, filters: map[string]any{}}
 	if c.Reach != nil {
 		r, err := parseReach(c.Reach)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		base.reach = r
 	}
@@ -150,26 +154,56 @@ func compileClaim(c ClaimSpec, experiment string, derived []DeriveSpec) (string,
 	}
 	root, err := buildSelection(base, c.Ratio, c.Difference)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	cc := &claimCompiler{experiment: experiment, derived: newClaimDerived(derived), ctes: map[string]string{}}
+	cc := newClaimCompiler(experiment, derived)
 	expr, err := cc.scalar(root)
 	if err != nil {
+		return "", "", err
+	}
+	return cc.withCTEs("SELECT " + expr), cc.runsSQL(), nil
+}
+
+// compileRunsWhere is the SQL returning the ids of the finished runs that
+// match filters (the syntax of a claim's where): the runs a raw-SQL claim
+// declares it reads (runs_where).
+func compileRunsWhere(filters map[string]any, experiment string, derived []DeriveSpec) (string, error) {
+	if len(filters) == 0 {
+		return "", fmt.Errorf("runs_where is empty; give the filters of the runs the query reads, e.g. { grid = [\"a\", \"b\"] }")
+	}
+	cc := newClaimCompiler(experiment, derived)
+	s := claimSelection{filters: filters}
+	if _, _, _, err := cc.selectFrom(s); err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	if len(cc.ctes) > 0 {
-		b.WriteString("WITH ")
-		for i, name := range sortedKeys(cc.ctes) {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%s(run_id, value) AS (%s)", name, cc.ctes[name])
-		}
-		b.WriteString(" ")
+	return cc.runsSQL(), nil
+}
+
+func newClaimCompiler(experiment string, derived []DeriveSpec) *claimCompiler {
+	return &claimCompiler{experiment: experiment, derived: newClaimDerived(derived), ctes: map[string]string{}}
+}
+
+// withCTEs prefixes query with the derived values it uses.
+func (cc *claimCompiler) withCTEs(query string) string {
+	if len(cc.ctes) == 0 {
+		return query
 	}
-	b.WriteString("SELECT " + expr)
-	return b.String(), nil
+	var b strings.Builder
+	b.WriteString("WITH ")
+	for i, name := range sortedKeys(cc.ctes) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s(run_id, value) AS (%s)", name, cc.ctes[name])
+	}
+	b.WriteString(" " + query)
+	return b.String()
+}
+
+// runsSQL is the union of the selections compiled so far: the ids of the
+// runs they read.
+func (cc *claimCompiler) runsSQL() string {
+	return cc.withCTEs(strings.Join(cc.runs, " UNION "))
 }
 
 // buildSelection completes s (settings inherited from above) with its
@@ -375,6 +409,7 @@ type claimCompiler struct {
 	experiment string
 	derived    claimDerived
 	ctes       map[string]string
+	runs       []string // one query of run ids per distinct selection
 }
 
 // scalar is the SQL expression of a selection's number.
@@ -462,7 +497,11 @@ func (cc *claimCompiler) selectFrom(s claimSelection) (from, conds, val string, 
 		}
 		cs = append(cs, c)
 	}
-	return from, strings.Join(cs, " AND "), val, nil
+	conds = strings.Join(cs, " AND ")
+	if sel := "SELECT r.id AS id FROM " + from + " WHERE " + conds; !contains(cc.runs, sel) {
+		cc.runs = append(cc.runs, sel)
+	}
+	return from, conds, val, nil
 }
 
 // groups is a query of one row per group of s.per: the aggregate v, the

@@ -490,6 +490,13 @@ func TestPaperConfigClaimsCompile(t *testing.T) {
 				if r := evalClaim(c, st, profile, false); r.Verdict == QueryError {
 					t.Errorf("%s: claim %d (%s profile): %s\n%s", filepath.Base(p), i+1, profile, r.Detail, c.Query)
 				}
+				if c.runs == "" {
+					continue
+				}
+				// The query of the claim's runs, which a report runs only on a judged claim.
+				if _, _, err := st.Query(scopedQuery(convergenceQuery(c.runs), profile, false)); err != nil {
+					t.Errorf("%s: claim %d (%s profile), its runs: %v\n%s", filepath.Base(p), i+1, profile, err, c.runs)
+				}
 			}
 		}
 	}

@@ -18,6 +18,19 @@
 //     cannot run on a dataset marked "n/a" and why ([[report.not_applicable]]);
 //   - an index.md that shows everything together with the claim verdicts.
 //
+// A claim ([[claim]], claim.go, claimform.go) is a number computed by one
+// SQL query and judged against the paper's statement: reproduced or
+// differs, and inconclusive when any run it reads is stored with
+// x_converged = 0 (the fit had not converged; NULL, a run without
+// training, counts as converged). A declarative claim's runs are those of
+// its selections; a raw-SQL claim declares them (runs_where filters or a
+// runs_query); one that does not is judged with the note "convergence not
+// checked", and a run without x_converged (stored before it) with
+// "convergence not recorded". The header of index.md counts the
+// reproduction claims by verdict and the unconverged runs, in all and
+// behind counted claims; sanity checks and diagnostics are listed apart
+// and not counted.
+//
 // A config without [[table]] and [[figure]] sections (an ad-hoc sweep) gets
 // the default report (defaultreport.go, defaultfigures.go), which answers
 // "which method, at what cost" per dataset: test NLPD and RMSE against the

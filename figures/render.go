@@ -236,8 +236,20 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 		return nil
 	}
 
+	// Claims first: their verdicts head the report.
+	claims := make([]ClaimResult, len(spec.Claims))
+	for i, c := range spec.Claims {
+		claims[i] = evalClaim(c, q, rc.profile, rc.cov != nil)
+	}
 	var index strings.Builder
 	rc.writeIndexHead(&index)
+	if len(spec.Claims) > 0 {
+		conv, err := reportConvergence(q, spec, rc.profile, rc.cov != nil)
+		if err != nil {
+			return sum, err
+		}
+		writeIndexVerdicts(&index, spec.Claims, claims, conv)
+	}
 	writeIndexDerived(&index, spec.Report.Derive)
 	if len(spec.Tables) > 0 {
 		index.WriteString("## Tables\n\n")
@@ -326,14 +338,16 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 		sum.Warnings = append(sum.Warnings, warnings...)
 	}
 	if len(spec.Claims) > 0 {
-		results := make([]ClaimResult, len(spec.Claims))
 		var sqlFile strings.Builder
 		for i, c := range spec.Claims {
-			results[i] = evalClaim(c, q, rc.profile, rc.cov != nil)
 			fmt.Fprintf(&sqlFile, "-- claim %d (%s): %s\n%s;\n\n", i+1, c.Kind, oneLine(c.Text), strings.TrimSpace(c.Query))
+			if r := claims[i]; len(r.Unconverged) > 0 {
+				fmt.Fprintf(&sqlFile, "-- claim %d is inconclusive: %d of the %d runs it reads did not converge (x_converged = 0). Its runs:\n%s;\n\n",
+					i+1, len(r.Unconverged), r.Runs, convergenceQuery(c.runs))
+			}
 		}
-		sum.Claims = append(sum.Claims, results...)
-		writeClaims(&index, spec.Claims, results, rc.profile)
+		sum.Claims = append(sum.Claims, claims...)
+		writeClaims(&index, spec.Claims, claims, rc.profile)
 		if err := write("claims.sql", []byte(sqlFile.String())); err != nil {
 			return sum, err
 		}
@@ -686,10 +700,14 @@ func writeClaims(index *strings.Builder, specs []ClaimSpec, results []ClaimResul
 		total[c.Kind]++
 	}
 	rep := counts["reproduction"]
+	inconclusive := ""
+	if rep[Inconclusive] > 0 {
+		inconclusive = fmt.Sprintf("%d inconclusive (fits not converged), ", rep[Inconclusive])
+	}
 	fmt.Fprintf(index, "Each claim is checked by one SQL query over the results (%s profile; the queries are in claims.sql). "+
-		"**Reproduction claims: %d of %d reproduced** (%d differ, %d without data, %d query errors). "+
+		"**Reproduction claims: %d of %d reproduced** (%d differ, %s%d without data, %d query errors). "+
 		"Not counted: sanity checks %d of %d hold, diagnostics %d of %d as expected.\n\n",
-		profile, rep[Reproduced], total["reproduction"], rep[Differs], rep[NoData], rep[QueryError],
+		profile, rep[Reproduced], total["reproduction"], rep[Differs], inconclusive, rep[NoData], rep[QueryError],
 		counts["sanity"][Reproduced], total["sanity"], counts["diagnostic"][Reproduced], total["diagnostic"])
 	for _, k := range kinds {
 		if total[k.kind] == 0 {
@@ -703,7 +721,7 @@ func writeClaims(index *strings.Builder, specs []ClaimSpec, results []ClaimResul
 			}
 			r := results[i]
 			ours := "—"
-			if r.Verdict == Reproduced || r.Verdict == Differs {
+			if r.Verdict == Reproduced || r.Verdict == Differs || r.Verdict == Inconclusive {
 				ours = fmt.Sprintf("%.4g", r.Value)
 			}
 			verdict := r.Verdict

@@ -196,8 +196,15 @@ type ClaimSpec struct {
 	Ratio      []map[string]any `toml:"ratio"`
 	Difference []map[string]any `toml:"difference"`
 	Expect     string           `toml:"expect"` // e.g. "< 0.01", ">= 2", "in [1, 3]", "= 5 ± 0.1"
+	// RunsWhere (filters in the syntax of where) or RunsQuery (SQL
+	// returning run ids) declares the runs a raw Query reads, so that its
+	// verdict can say whether their fits converged; a declarative claim's
+	// runs are those of its selections.
+	RunsWhere map[string]any `toml:"runs_where"`
+	RunsQuery string         `toml:"runs_query"`
 
 	expect expectation
+	runs   string // SQL returning the ids of the runs the claim reads; "" when not known
 }
 
 // file is the whole paper config as far as this package reads it; the
@@ -622,14 +629,26 @@ func (s *ReportSpec) validate(loc *locator) []error {
 		switch {
 		case c.declarative() && strings.TrimSpace(c.Query) != "":
 			bad(p+".query", "give query (SQL) or the declarative keys metric/where/per/ratio/difference, not both")
+		case c.declarative() && (c.RunsWhere != nil || c.RunsQuery != ""):
+			bad(p+".runs_where", "a declarative claim reads the runs of its selections; runs_where and runs_query declare the runs of a query = \"…\" claim")
 		case c.declarative():
-			sql, err := compileClaim(*c, s.Name, s.Report.Derive)
+			sql, runs, err := compileClaim(*c, s.Name, s.Report.Derive)
 			if err != nil {
 				bad(p, "%v", err)
 			}
-			c.Query = sql
+			c.Query, c.runs = sql, runs
 		case strings.TrimSpace(c.Query) == "":
 			bad(p+".query", "a claim needs a query (SQL returning one number) or metric = \"NAME\" with where/ratio/difference")
+		case c.RunsWhere != nil && c.RunsQuery != "":
+			bad(p+".runs_query", "give runs_where (filters) or runs_query (SQL returning run ids), not both")
+		case c.RunsWhere != nil:
+			runs, err := compileRunsWhere(c.RunsWhere, s.Name, s.Report.Derive)
+			if err != nil {
+				bad(p+".runs_where", "%v", err)
+			}
+			c.runs = runs
+		case strings.TrimSpace(c.RunsQuery) != "":
+			c.runs = strings.TrimSpace(c.RunsQuery)
 		}
 		if c.Kind == "" {
 			c.Kind = "reproduction"
