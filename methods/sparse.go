@@ -57,9 +57,12 @@ type sparseDecl struct {
 	blocks []blockDecl
 	// objective is the method's objective for parameters p.
 	objective func(p Params) objective
-	// optimizer is the ELBO's default optimiser for full batches (the
-	// collapsed bound and minibatches always default to L-BFGS and Adam).
+	// optimizer is the ELBO's default optimiser for full batches before
+	// the method declared a recipe (the collapsed bound and minibatches
+	// always defaulted to L-BFGS and Adam): legacy.
 	optimizer string
+	// fit is the default recipe; nil: legacy.
+	fit func(p Params, c FitCase) Recipe
 	// qPrior starts q(u) at the prior N(0, Kuu) (Block.DeclareQ; N(0, I)
 	// over v when whitened); otherwise at N(0, I) whatever the
 	// parameterisation (the spherical and decoupled papers' recipe).
@@ -120,7 +123,38 @@ func (d *sparseDecl) method(m Method) Method {
 		return s, nil
 	}
 	m.Needs = d.needs
+	m.Fit = d.defaultFit
+	if d.fit != nil {
+		m.Legacy = d.legacy
+	}
 	return m
+}
+
+// legacy is the default recipe of the sparse methods before they declared
+// one: L-BFGS for the collapsed bound, Adam for minibatches, else the
+// declaration's optimizer; Adam at optim.DefaultAdamLearningRate.
+func (d *sparseDecl) legacy(p Params, c FitCase) Recipe {
+	r := Recipe{Optimizer: d.optimizer, Iterations: 1000}
+	switch {
+	case d.objective(p) == collapsed:
+		r.Optimizer = optim.LBFGS
+	case c.Minibatch:
+		r.Optimizer = optim.Adam
+	}
+	return r
+}
+
+// defaultFit is the method's default recipe.
+func (d *sparseDecl) defaultFit(p Params, c FitCase) Recipe {
+	if d.fit == nil {
+		return d.legacy(p, c)
+	}
+	return d.fit(p, c)
+}
+
+// recipe is what a fit with options opt runs on n training rows.
+func (d *sparseDecl) recipe(p Params, opt FitOptions, n int) Recipe {
+	return resolveRecipe(d.defaultFit(p, fitCase(opt, n)), p, opt)
 }
 
 // needs is the Plan of a sparse method: M from the builders' counts, the
@@ -195,6 +229,7 @@ type sparseModel struct {
 	decl   *sparseDecl
 	p      Params
 	obj    objective
+	rec    Recipe // the fit's recipe (check)
 	kern   kernels.Kernel
 	lik    likelihoods.Likelihood
 	set    *param.Set
@@ -317,14 +352,15 @@ func (m *sparseModel) check(train gp.Data, opt FitOptions) error {
 		return m.errf("%w", err)
 	}
 	n := train.N()
+	m.rec = m.decl.recipe(m.p, opt, n)
 	if m.obj == collapsed {
 		if batchSize(opt, n) < n {
 			return m.errf("the collapsed objective is full-batch; batch_size %d needs objective = svgp", opt.BatchSize)
 		}
-		_, err := Settings(opt, optim.LBFGS)
+		_, err := m.rec.settings(opt)
 		return m.errfIf(err)
 	}
-	_, err := variationalSettings(opt, n, m.decl.optimizer)
+	_, err := variationalSettings(opt, n, m.rec)
 	return m.errfIf(err)
 }
 
@@ -570,13 +606,13 @@ func (m *sparseModel) fitStats(ctx context.Context, train gp.Data, opt FitOption
 	if err := m.stats.precompute(train, blk.feat.Bind(m.set.Bind(ad.NewTape()), blk.FeaturePrefix()).M(), blk.fixed); err != nil {
 		return FitResult{}, err
 	}
-	return m.stats.fit(ctx, opt, start, time.Since(start).Seconds(), progress)
+	return m.stats.fit(ctx, m.rec, opt, start, time.Since(start).Seconds(), progress)
 }
 
 // fitCollapsed trains the collapsed bound at O(NM²) per step (Kuf moves
 // with the parameters), with sgpr's greedy re-selection of Z when asked.
 func (m *sparseModel) fitCollapsed(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (FitResult, error) {
-	st, err := Settings(opt, optim.LBFGS)
+	st, err := m.rec.settings(opt)
 	if err != nil {
 		return FitResult{}, err
 	}
@@ -614,7 +650,7 @@ func (m *sparseModel) fitELBO(ctx context.Context, train gp.Data, opt FitOptions
 			return FitResult{}, err
 		}
 	}
-	fit := variationalFit{method: m.decl.name, set: m.set, defaultOptimizer: m.decl.optimizer,
+	fit := variationalFit{method: m.decl.name, set: m.set, recipe: m.rec,
 		objective: func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error) {
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, batch.Y) }
 			kb := m.kern.Bind(b, KernelPrefix)
@@ -642,7 +678,7 @@ func (m *sparseModel) fitELBO(ctx context.Context, train gp.Data, opt FitOptions
 			}
 		}
 	}
-	rep, terr := fit.withWarmStart(m.p).train(ctx, m.p, train, opt, start, progress)
+	rep, terr := fit.withWarmStart(m.p).train(ctx, train, opt, start, progress)
 	return NewFitResult(rep, m.set, m.blockNames()...), terr
 }
 

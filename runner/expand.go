@@ -43,6 +43,10 @@ type ExpandOptions struct {
 // fitKeys are grid keys that are fit settings, matched by include/exclude.
 var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "stop_tol", "task"}
 
+// methodFitKeys are the fit settings a [grid.method.NAME] table may set
+// for that method's runs alone (a list sweeps, as at the grid's top).
+var methodFitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "stop_tol"}
+
 // Expand turns every grid of the file into runs: the Cartesian product of
 // its lists, minus exclude matches, plus include runs. It validates method
 // and dataset names and method parameters, and reports every error with its
@@ -82,6 +86,7 @@ type settings struct {
 	params    map[string]any            // grid [params]
 	perMethod map[string]map[string]any // [method.NAME]
 	extra     map[string]any            // include's parameters, highest priority
+	incFit    map[string]any            // include's fit settings, above [method.NAME]
 	dataset   map[string]any
 	profile   string // stored with the runs: full when the profile changes nothing in the grid
 }
@@ -137,7 +142,7 @@ func (x *expander) grid(g *Grid) {
 	if reflect.DeepEqual(orig, []any{raw, params, dataset}) {
 		s.profile = FullProfile
 	}
-	for _, k := range []string{"methods", "datasets", "iterations"} {
+	for _, k := range []string{"methods", "datasets"} {
 		if _, ok := raw[k]; !ok {
 			x.f.errorf(x.es, key, "grid %q: missing %s", g.Name, k)
 		}
@@ -172,7 +177,7 @@ func (x *expander) grid(g *Grid) {
 func (x *expander) includeSettings(g *settings, inc map[string]any, key string) *settings {
 	raw := maps.Clone(g.raw)
 	s := &settings{key: key, name: g.name, raw: raw, params: g.params, perMethod: g.perMethod,
-		extra: map[string]any{}, dataset: maps.Clone(g.dataset), profile: g.profile}
+		extra: map[string]any{}, incFit: map[string]any{}, dataset: maps.Clone(g.dataset), profile: g.profile}
 	methodsOf := toList(raw["methods"])
 	if m, ok := inc["method"]; ok {
 		methodsOf = toList(m)
@@ -199,6 +204,7 @@ func (x *expander) includeSettings(g *settings, inc map[string]any, key string) 
 		default:
 			if contains(fitKeys, k) || k == "metrics" || k == "artifacts" || k == "time_limit" || k == "mem_limit" {
 				raw[k] = v
+				s.incFit[k] = v
 			} else if documentedBy(methodsOf, k) {
 				s.extra[k] = v
 			} else {
@@ -289,6 +295,11 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 	if tasks == nil {
 		tasks = []string{""}
 	}
+	for _, k := range methodFitKeys {
+		if v, ok := s.raw[k]; ok {
+			x.checkFitValue(s.key+"."+k, k, v)
+		}
+	}
 
 	// Dataset axes.
 	dsKeys := sortedKeys(s.dataset)
@@ -312,6 +323,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		m      methods.Method
 		params []map[string]any
 		src    map[string]string // parameter → the key that sets it
+		fit    fitAxes
 	}
 	var mcs []mcombo
 	for _, m := range ms {
@@ -323,6 +335,9 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			}
 		}
 		for k, v := range s.perMethod[m.Name] {
+			if contains(methodFitKeys, k) {
+				continue // a fit setting of this method's runs (fitLayer)
+			}
 			if paramDoc(m, k) == nil {
 				f.errorf(es, key+".method."+m.Name+"."+k, "method %s has no parameter %q%s; valid parameters: %s", m.Name, k,
 					suggest.Hint(k, paramUnion([]methods.Method{m})), strings.Join(paramUnion([]methods.Method{m}), ", "))
@@ -360,7 +375,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 				f.errorf(es, key+".task", "method %s does not support task %q", m.Name, t)
 			}
 		}
-		mc := mcombo{m: m, src: src}
+		mc := mcombo{m: m, src: src, fit: x.fitLayer(s, m.Name)}
 		for _, c := range product(axes) {
 			p := make(map[string]any, len(pkeys))
 			for i, k := range pkeys {
@@ -385,27 +400,14 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			x.checkDataset(key, dn, dp, splits)
 		}
 	}
-	x.checkFit(s)
-	x.checkNatGrad(s, ms)
+	for _, mc := range mcs {
+		x.checkNatGrad(s, mc.m, mc.fit)
+	}
 	if len(*es) > n0 {
 		return
 	}
 
 	seeds := ints(s.raw["seeds"], 0)
-	iters := ints(s.raw["iterations"], 0)
-	opts := strs(s.raw["optimizer"])
-	if opts == nil {
-		opts = []string{""}
-	}
-	lrs := floats(s.raw["learning_rate"])
-	bss := ints(s.raw["batch_size"], 0)
-	tols := tolerances(floats(s.raw["grad_tol"]), floats(s.raw["stop_tol"]))
-	for _, it := range iters {
-		if it < 0 {
-			f.errorf(es, key+".iterations", "must be ≥ 0 (0 evaluates at the initial values), got %d", it)
-			return
-		}
-	}
 	for _, sd := range seeds {
 		if sd < 0 {
 			f.errorf(es, key+".seeds", "must be ≥ 0, got %d", sd)
@@ -443,12 +445,13 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 						for pi, p := range mc.params {
 							files := x.fileHashes(key+".params", "", p, isMethodFileParam)
 							maps.Copy(files, dsFiles)
+							fa := mc.fit
 							for _, task := range tasks {
-								for _, it := range iters {
-									for _, opt := range opts {
-										for _, lr := range lrs {
-											for _, bs := range bss {
-												for _, tol := range tols {
+								for _, it := range fa.iterations {
+									for _, opt := range fa.optimizers {
+										for _, lr := range fa.learningRates {
+											for _, bs := range fa.batchSizes {
+												for _, tol := range fa.tolerances {
 													r := &RunSpec{
 														Experiment: f.Name, Grid: s.name, Profile: s.profile,
 														Method: mc.m.Name, Params: p,
@@ -457,6 +460,16 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 														Iterations: it, Optimizer: opt, LearningRate: lr, BatchSize: bs, GradTol: tol.grad, StopTol: tol.stop,
 														Metrics: metricNames, Artifacts: artifactNames, TimeLimit: timeLimit, MemLimit: memLimit, Source: source,
 														Files: files,
+													}
+													if it == defaultIterations {
+														// The method's default budget, ended at
+														// convergence by its stopping tolerance
+														// unless the grid gives one.
+														def := defaultFit(mc.m, p, methods.FitCase{Task: fitTask(mc.m, task), Minibatch: bs > 0})
+														r.Iterations = def.Iterations
+														if !fa.stopSet {
+															r.StopTol = def.StopTol
+														}
 													}
 													if keep != nil && !keep(r) {
 														continue
@@ -473,6 +486,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 													if !ck.ok {
 														continue
 													}
+
 													pk := planKey{method: mi, params: pi, dataset: fmt.Sprint(dn, "\x00", ci), batch: bs}
 													pl, done := plans[pk]
 													if !done {
@@ -539,37 +553,113 @@ func (x *expander) checkDataset(key, name string, params map[string]any, splits 
 	}
 }
 
-// checkFit validates the fit settings a grid lists explicitly (absent ones
-// mean "the method's default" and are stored as 0).
-func (x *expander) checkFit(s *settings) {
-	if v, ok := s.raw["learning_rate"]; ok {
+// checkFitValue validates one fit setting a grid or a method's table
+// lists explicitly at key (absent ones mean "the method's default" and
+// are stored as 0).
+func (x *expander) checkFitValue(key, k string, v any) {
+	switch k {
+	case "iterations":
+		for _, it := range ints(v, 0) {
+			if it < 0 {
+				x.f.errorf(x.es, key, "must be ≥ 0 (0 evaluates at the initial values; leave it out for the method's default budget), got %d", it)
+			}
+		}
+	case "learning_rate":
 		for _, lr := range floats(v) {
 			if !(lr > 0) || math.IsInf(lr, 0) {
-				x.f.errorf(x.es, s.key+".learning_rate", "must be > 0, got %v (leave it out for the method's default)", lr)
+				x.f.errorf(x.es, key, "must be > 0, got %v (leave it out for the method's default)", lr)
 			}
 		}
-	}
-	if v, ok := s.raw["batch_size"]; ok {
+	case "batch_size":
 		for _, bs := range ints(v, 0) {
 			if bs < 0 {
-				x.f.errorf(x.es, s.key+".batch_size", "must be ≥ 0 (0 is full batch), got %d", bs)
+				x.f.errorf(x.es, key, "must be ≥ 0 (0 is full batch), got %d", bs)
 			}
 		}
-	}
-	if v, ok := s.raw["grad_tol"]; ok {
+	case "grad_tol":
 		for _, gt := range floats(v) {
 			if gt < 0 || math.IsNaN(gt) || math.IsInf(gt, 0) {
-				x.f.errorf(x.es, s.key+".grad_tol", "must be ≥ 0 (0 is the method's default), got %v", gt)
+				x.f.errorf(x.es, key, "must be ≥ 0 (0 is the method's default), got %v", gt)
 			}
 		}
-	}
-	if v, ok := s.raw["stop_tol"]; ok {
+	case "stop_tol":
 		for _, st := range floats(v) {
 			if !(st >= 0 && st < 1) {
-				x.f.errorf(x.es, s.key+".stop_tol", "must be ≥ 0 and < 1 (a relative change of the objective per iteration, e.g. 1e-5; 0 is off), got %v", st)
+				x.f.errorf(x.es, key, "must be ≥ 0 and < 1 (a relative change of the objective per iteration, e.g. 1e-5; 0 is off), got %v", st)
 			}
 		}
 	}
+}
+
+// fitAxes are the fit settings one method's runs of a grid sweep.
+type fitAxes struct {
+	iterations    []int // defaultIterations: the method's default budget
+	optimizers    []string
+	learningRates []float64
+	batchSizes    []int
+	tolerances    []tolerance
+	stopSet       bool // the grid gives stop_tol
+}
+
+// defaultIterations stands for a grid without an iterations key: each run
+// gets its method's default budget (methods.Recipe.Iterations).
+const defaultIterations = -1
+
+// fitLayer is the fit settings of method's runs: the grid's, replaced by
+// its [grid.method.NAME] table's, replaced by an include's own.
+func (x *expander) fitLayer(s *settings, method string) fitAxes {
+	raw := map[string]any{}
+	for _, k := range methodFitKeys {
+		if v, ok := s.raw[k]; ok {
+			raw[k] = v
+		}
+	}
+	for _, k := range methodFitKeys {
+		v, ok := s.perMethod[method][k]
+		if !ok {
+			continue
+		}
+		if _, inc := s.incFit[k]; inc {
+			continue
+		}
+		if !strings.Contains(s.key, "include") { // checked once, with the grid
+			key := s.key + ".method." + method + "." + k
+			if msg := checkKind(gridKeys[k], v); msg != "" {
+				x.f.errorf(x.es, key, "%s", msg)
+				continue
+			}
+			x.f.checkChoices(x.es, key, k, v)
+			x.checkFitValue(key, k, v)
+		}
+		raw[k] = v
+	}
+	fa := fitAxes{iterations: ints(raw["iterations"], defaultIterations), optimizers: strs(raw["optimizer"]),
+		learningRates: floats(raw["learning_rate"]), batchSizes: ints(raw["batch_size"], 0)}
+	if fa.optimizers == nil {
+		fa.optimizers = []string{""}
+	}
+	_, fa.stopSet = raw["stop_tol"]
+	fa.tolerances = tolerances(floats(raw["grad_tol"]), floats(raw["stop_tol"]))
+	return fa
+}
+
+// defaultFit is m's default recipe for raw parameters p (the zero Recipe
+// when they are invalid: the run is then refused by checkCombo).
+func defaultFit(m methods.Method, p map[string]any, c methods.FitCase) methods.Recipe {
+	pv, err := m.Validate(p)
+	if err != nil {
+		return methods.Recipe{}
+	}
+	return m.DefaultFit(pv, c)
+}
+
+// fitTask is the task a default recipe is asked for: the grid's, else the
+// method's first.
+func fitTask(m methods.Method, task string) methods.Task {
+	if task != "" || len(m.Tasks) == 0 {
+		return methods.Task(task)
+	}
+	return m.Tasks[0]
 }
 
 // checkFilterKeys reports exclude keys that name nothing in the grid.
