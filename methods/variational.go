@@ -96,7 +96,7 @@ type variationalFit struct {
 	// recipe is the fit's optimiser, step size and natural-gradient step
 	// (sparseDecl.recipe).
 	recipe    Recipe
-	objective        func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error)
+	objective func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error)
 	// initNames and initIterations make a first phase of up to
 	// initIterations steps in which only initNames move (the variational
 	// parameters and inducing inputs or directions, kernel and likelihood
