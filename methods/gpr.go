@@ -31,9 +31,17 @@ func init() {
 			{Name: "max_points", Kind: Int, Default: 20000, Range: Count, Doc: "refuse training sets larger than this (O(N²) memory)"},
 		}),
 		New:   newExactGPR("gpr", newGPRKernel),
+		Fit:   exactRecipe,
 		Exact: true,
 		Needs: exactNeeds(3),
 	})
+}
+
+// exactRecipe is the exact GPs' fit: L-BFGS on the log marginal
+// likelihood (always the full batch), up to 1000 iterations until
+// converged.
+func exactRecipe(Params, FitCase) Recipe {
+	return Recipe{Optimizer: optim.LBFGS, Iterations: 1000, StopTol: DefaultStopTol}
 }
 
 // gprKernelChoices are the common kernel choices and the Matérn + periodic

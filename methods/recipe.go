@@ -38,6 +38,9 @@ type Recipe struct {
 // iterations".
 func (r Recipe) String() string {
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	if r.LearningRate == 0 {
+		r.LearningRate = optim.DefaultAdamLearningRate
+	}
 	var s string
 	switch {
 	case r.Optimizer == "":
@@ -89,6 +92,11 @@ func DefaultRecipe(_ Params, c FitCase) Recipe {
 	}
 	return Recipe{Optimizer: optim.LBFGS, Iterations: 1000}
 }
+
+// DefaultStopTol is the stopping tolerance of the declared default
+// budgets (optim.Rule: the objective moves by less than 10⁻⁵ of its scale
+// per iteration).
+const DefaultStopTol = 1e-5
 
 // NoFit is the recipe of a method that fits nothing by optimisation.
 func NoFit(Params, FitCase) Recipe { return Recipe{} }

@@ -215,6 +215,96 @@ func (x *expander) includeSettings(g *settings, inc map[string]any, key string) 
 	return s
 }
 
+// layerRank orders the keys that set a method's parameter by how
+// specifically they address it: the grid's [params], then the method's
+// table, then an include.
+func layerRank(key string) int {
+	switch {
+	case strings.Contains(key, ".params."): // also an include's inherited [params]
+		return 0
+	case strings.Contains(key, ".method."):
+		return 1
+	}
+	return 2
+}
+
+// chooseMoreSpecific resolves a size parameter set beside the structure
+// parameter it chooses (num_inducing and frequencies, methods.ParamDoc
+// Chooses): the one set more specifically for this method stays, the
+// other is dropped from layer (returned: parameter → the key that keeps
+// it out). In the grid's [params] both are the grid's (each key for the
+// methods that have it, as paper configs sweep every method's own size),
+// so the structure parameter, which names this method's structure, wins;
+// both in the method's own table or an include are an error, which the
+// method's validation reports.
+func chooseMoreSpecific(m methods.Method, layer map[string]any, src map[string]string) map[string]string {
+	dropped := map[string]string{}
+	for _, d := range m.Params {
+		if d.Chooses == "" {
+			continue
+		}
+		a, b := src[d.Name], src[d.Chooses]
+		if a == "" || b == "" {
+			continue
+		}
+		lose, win := d.Name, b
+		switch ra, rb := layerRank(a), layerRank(b); {
+		case ra == rb && ra > 0:
+			continue
+		case ra > rb:
+			lose, win = d.Chooses, a
+		}
+		dropped[lose] = win
+		delete(layer, lose)
+		delete(src, lose)
+	}
+	return dropped
+}
+
+// warnUnswept warns when the grid's [params] sweep (a list of values)
+// and none of the swept parameters reaches method m: it has none of them,
+// its own table sets them, or a more specific key keeps them out
+// (dropped). Its runs then collapse to one per dataset and split, which a
+// sweep's reader would not assume. (A method that follows a swept
+// parameter of its own, as each of a paper config's methods sweeps its
+// own size, is not warned about the others.)
+func (x *expander) warnUnswept(s *settings, m methods.Method, dropped map[string]string) {
+	var swept, why []string
+	for _, k := range sortedKeys(s.params) {
+		kind := methods.Int
+		for _, other := range strs(s.raw["methods"]) {
+			if om, err := methods.Lookup(other); err == nil {
+				if d := paramDoc(om, k); d != nil {
+					kind = d.Kind
+				}
+			}
+		}
+		if len(axisValues(s.params[k], kind == methods.Floats)) < 2 {
+			continue
+		}
+		swept = append(swept, k)
+		switch {
+		case paramDoc(m, k) == nil:
+			why = append(why, k+": it has no such parameter")
+		case s.perMethod[m.Name][k] != nil:
+			why = append(why, fmt.Sprintf("%s: %s.method.%s.%s sets it", k, s.key, m.Name, k))
+		case dropped[k] != "":
+			why = append(why, fmt.Sprintf("%s: %s chooses it (%s)", k, dropped[k][strings.LastIndex(dropped[k], ".")+1:], dropped[k]))
+		default:
+			return // m follows this sweep
+		}
+	}
+	if len(swept) == 0 {
+		return
+	}
+	pk := s.key + ".params." + swept[0]
+	msg := fmt.Sprintf("%s:%d: %s: the grid sweeps %s, but method %s follows none of them (%s), so it runs once per dataset and split",
+		x.f.Path, x.f.lines.line(pk), s.key+".params", strings.Join(swept, ", "), m.Name, strings.Join(why, "; "))
+	if !contains(x.warnings, msg) {
+		x.warnings = append(x.warnings, msg)
+	}
+}
+
 func documentedBy(names []any, param string) bool {
 	for _, n := range names {
 		name, _ := n.(string)
@@ -353,6 +443,10 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			}
 			layer[k], src[k] = v, key+"."+k
 		}
+		dropped := chooseMoreSpecific(m, layer, src)
+		if !strings.Contains(key, "include") {
+			x.warnUnswept(s, m, dropped)
+		}
 		pkeys := sortedKeys(layer)
 		var axes [][]any
 		bad := false // a value invalid on its own (reported at its key)
@@ -381,10 +475,8 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			for i, k := range pkeys {
 				p[k] = normalize(paramDoc(m, k).Kind, c[i])
 			}
-			for _, d := range m.Params {
-				if _, set := p[d.Name]; !set && d.Default != nil {
-					p[d.Name] = normalize(d.Kind, d.Default)
-				}
+			for _, d := range m.Defaulted(p) {
+				p[d.Name] = normalize(d.Kind, d.Default)
 			}
 			if !bad {
 				mc.params = append(mc.params, p)

@@ -186,3 +186,105 @@ func TestStoredRecipe(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeParamPrecedence: of num_inducing and the structure parameter it
+// chooses (vff's frequencies), the one set more specifically for a method
+// reaches it; the other is dropped, and a swept num_inducing that does not
+// reach a method is a warning; at the same level both are an error at the
+// key. Before, num_inducing was not vff's parameter: vff collapsed to one
+// run per dataset without a word.
+func TestSizeParamPrecedence(t *testing.T) {
+	grid := `
+name = "t"
+[[grid]]
+name = "g"
+methods = ["sgpr", "vff", "gpr"]
+datasets = ["toy"]
+iterations = 1
+[grid.params]
+num_inducing = [8, 16]
+`
+	for _, tc := range []struct {
+		name, extra string
+		vff         []string // num_inducing / frequencies of vff's runs
+		warn        []string
+		err         string
+	}{
+		{"num_inducing reaches vff", "", []string{"8/", "16/"},
+			[]string{"grid[0].params: the grid sweeps num_inducing, but method gpr follows none of them (num_inducing: it has no such parameter), so it runs once per dataset and split"}, ""},
+		{"method table wins", "[grid.method.vff]\nfrequencies = 4\n", []string{"/4"},
+			[]string{"method vff follows none of them (num_inducing: frequencies chooses it (grid[0].method.vff.frequencies))"}, ""},
+		{"method table sets num_inducing", "[grid.method.vff]\nnum_inducing = 30\n", []string{"30/"},
+			[]string{"method vff follows none of them (num_inducing: grid[0].method.vff.num_inducing sets it)"}, ""},
+		{"each method its own size", "frequencies = [3, 4]\n", []string{"/3", "/4"}, nil, ""},
+		{"both in the method's table", "[grid.method.vff]\nfrequencies = 4\nnum_inducing = 30\n", nil, nil,
+			"grid[0].method.vff.num_inducing: num_inducing: method vff chooses frequencies from it; give num_inducing or frequencies, not both"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runs, warnings, err := expand(t, grid+tc.extra, "")
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range runsOf(runs, "vff") {
+				got = append(got, formatOpt(r.Params["num_inducing"])+"/"+formatOpt(r.Params["frequencies"]))
+			}
+			if strings.Join(got, " ") != strings.Join(tc.vff, " ") {
+				t.Errorf("vff runs %v, want %v", got, tc.vff)
+			}
+			for _, w := range tc.warn {
+				found := false
+				for _, g := range warnings {
+					found = found || strings.Contains(g, w)
+				}
+				if !found {
+					t.Errorf("no warning %q in %q", w, warnings)
+				}
+			}
+		})
+	}
+}
+
+func formatOpt(v any) string {
+	if v == nil {
+		return ""
+	}
+	return formatValue(v)
+}
+
+// TestSizeParamInInclude: an include inherits the grid's [params] at their
+// level, so a method table's structure parameter still wins there (the
+// leaderboard's odvff includes failed with "give num_inducing or
+// frequencies" before layerRank read inherited keys as the grid's).
+func TestSizeParamInInclude(t *testing.T) {
+	src := `
+name = "t"
+[[grid]]
+name = "g"
+methods = ["sgpr", "vff"]
+datasets = ["toy"]
+iterations = 1
+[grid.params]
+num_inducing = 8
+[grid.method.vff]
+frequencies = 4
+[[grid.include]]
+method = "vff"
+dataset = "toy2"
+`
+	runs, _, err := expand(t, src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runsOf(runs, "vff") {
+		if _, has := r.Params["num_inducing"]; has || r.Params["frequencies"] != 4 {
+			t.Errorf("vff run on %s: %v", r.Dataset, r.Params)
+		}
+	}
+}
