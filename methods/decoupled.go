@@ -126,6 +126,12 @@ func init() {
 	odvff.extrapolate = true
 	odvff.size = frequenciesRule // Φ(Z_γ) beyond the box by the edge formulas, and test inputs too
 	Register(odvff.method(Method{
+		KernelName: func(p Params) string {
+			if p.String("beta") == "hybrid" {
+				return "sum(" + p.String("kernel") + ",periodic)"
+			}
+			return p.String("kernel")
+		},
 		Summary: "orthogonally decoupled variational Fourier features: VFF β (mean and covariance) and inducing points γ (mean only)",
 		Paper:   "Azzimonti, Schürch, Benavoli & Zaffalon (2020)",
 		Params:  concat(vffDocs, []ParamDoc{sizeParam(odvff.size, "D·(2f − 1) of β, plus periodic_inducing with beta = \"hybrid\"; the orthogonal set γ adds num_orthogonal")}, common(hundred)),

@@ -137,3 +137,42 @@ func FormatDefault(d ParamDoc) string {
 	}
 	return fmt.Sprint(d.Default)
 }
+
+// Kernel is the kernel a run with parameters p uses ("" for a method
+// without one).
+func (m Method) Kernel(p Params) string {
+	if m.KernelName != nil {
+		return m.KernelName(p)
+	}
+	return p.String("kernel")
+}
+
+// fixedKernel is the KernelName of a method with one kernel.
+func fixedKernel(name string) func(Params) string { return func(Params) string { return name } }
+
+// KernelFamily is the family of a kernel name, what a comparison of
+// methods should hold fixed: the kernel without its geometry (sphere-se
+// and se are both SE; chordal-matern32 is Matérn-3/2) or additive
+// structure (additive(matern52) is Matérn-5/2).
+func KernelFamily(name string) string {
+	if inner, ok := strings.CutPrefix(name, "additive("); ok {
+		name = strings.TrimSuffix(inner, ")")
+	}
+	for _, geometry := range []string{"sphere-", "chordal-"} {
+		name = strings.TrimPrefix(name, geometry)
+	}
+	return name
+}
+
+// Likelihood is the likelihood a run with parameters p uses on task
+// ("" counts as regression): its likelihood parameter, "auto" resolved by
+// the task, or Gaussian for a method without one.
+func (m Method) Likelihood(p Params, task Task) string {
+	switch l := p.String("likelihood"); {
+	case l != "" && l != "auto":
+		return l
+	case l == "auto" && task == Classification:
+		return "bernoulli"
+	}
+	return "gaussian"
+}

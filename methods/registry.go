@@ -59,6 +59,10 @@ type Method struct {
 	// FitDoc says in words how the default recipe depends on the
 	// parameters, for `sgplab methods` ("" when it does not).
 	FitDoc string
+	// KernelName names the kernel a run with parameters p uses, for a
+	// method whose kernel is not its kernel parameter's value (nil: that
+	// value, or none).
+	KernelName func(p Params) string
 	// Legacy is the default recipe the method had before it declared
 	// Fit, when that differs (nil: it does not). A run whose recipe
 	// resolves differently under the two carries its recipe in its id, so

@@ -58,11 +58,12 @@ func init() {
 			ParamDoc{Name: "estimator", Kind: String, Default: "exact", Choices: []string{"exact", "mc"},
 				Doc: "ELBO used for training: exact (closed-form Kuf, O(NM²) dense / O(NM) diagonal) or mc (the stratified Monte-Carlo estimator; needs adam)"},
 		),
-		New:    func(p Params) (Model, error) { return newVOFModel(p, true) },
-		Fit:    vofRecipe,
-		FitDoc: vofFitDoc,
-		MaxDim: 1,
-		Needs:  vofNeeds("vof-hermite"),
+		New:        func(p Params) (Model, error) { return newVOFModel(p, true) },
+		Fit:        vofRecipe,
+		FitDoc:     vofFitDoc,
+		MaxDim:     1,
+		Needs:      vofNeeds("vof-hermite"),
+		KernelName: fixedKernel("se"),
 	})
 	Register(Method{
 		Name:    "vof-trig",

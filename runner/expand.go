@@ -63,7 +63,115 @@ func (f *File) Expand(opt ExpandOptions) (runs []*RunSpec, warnings []string, er
 	if err := x.es.err(); err != nil {
 		return nil, x.warnings, err
 	}
+	x.warnings = append(x.warnings, comparisonWarnings(f.Path, x.runs)...)
 	return x.runs, x.warnings, nil
+}
+
+// disjoint reports whether two methods of by (value → methods) share no
+// value: a grid that sweeps kernels for every method compares them on
+// each, one that gives two methods different kernels only does not.
+func disjoint(by map[string]map[string]bool) bool {
+	of := map[string]map[string]bool{} // method → its values
+	for v, ms := range by {
+		for m := range ms {
+			if of[m] == nil {
+				of[m] = map[string]bool{}
+			}
+			of[m][v] = true
+		}
+	}
+	names := sortedKeys(of)
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			shared := false
+			for v := range of[a] {
+				shared = shared || of[b][v]
+			}
+			if !shared {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// comparisonWarnings says where the methods of one comparison differ in
+// kernel family (methods.KernelFamily) or likelihood: two of its methods
+// share none. A comparison is the runs of a config on one dataset (with
+// the same dataset parameters and task), across all its grids, as the
+// default report draws them side by side. Datasets whose methods differ
+// alike share one line.
+func comparisonWarnings(path string, runs []*RunSpec) []string {
+	type what struct{ kernels, likelihoods map[string]map[string]bool }
+	byData := map[string]*what{}
+	var order []string
+	for _, r := range runs {
+		m, err := methods.Lookup(r.Method)
+		if err != nil {
+			continue
+		}
+		p, err := m.Validate(r.Params)
+		if err != nil {
+			continue
+		}
+		dp, _ := json.Marshal(r.DatasetParams)
+		key := r.Dataset
+		if len(r.DatasetParams) > 0 {
+			key += " " + string(dp)
+		}
+		if r.Task != "" {
+			key += " (" + r.Task + ")"
+		}
+		w := byData[key]
+		if w == nil {
+			w = &what{kernels: map[string]map[string]bool{}, likelihoods: map[string]map[string]bool{}}
+			byData[key] = w
+			order = append(order, key)
+		}
+		add := func(to map[string]map[string]bool, k string) {
+			if to[k] == nil {
+				to[k] = map[string]bool{}
+			}
+			to[k][r.Method] = true
+		}
+		if k := m.Kernel(p); k != "" {
+			add(w.kernels, methods.KernelFamily(k))
+		}
+		add(w.likelihoods, m.Likelihood(p, methods.Task(r.Task)))
+	}
+	describe := func(by map[string]map[string]bool) string {
+		var parts []string
+		for _, k := range sortedKeys(by) {
+			parts = append(parts, fmt.Sprintf("%s (%s)", k, strings.Join(sortedKeys(by[k]), ", ")))
+		}
+		return strings.Join(parts, ", ")
+	}
+	var lines []string
+	datasets := map[string][]string{}
+	for _, key := range order {
+		w := byData[key]
+		var diffs []string
+		if disjoint(w.kernels) {
+			diffs = append(diffs, "kernel family: "+describe(w.kernels))
+		}
+		if disjoint(w.likelihoods) {
+			diffs = append(diffs, "likelihood: "+describe(w.likelihoods))
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		d := strings.Join(diffs, "; ")
+		if datasets[d] == nil {
+			lines = append(lines, d)
+		}
+		datasets[d] = append(datasets[d], key)
+	}
+	var out []string
+	for _, d := range lines {
+		out = append(out, fmt.Sprintf("%s: the methods compared on %s differ in %s (sgplab methods lists each method's kernels; set kernel per method to compare like with like)",
+			path, strings.Join(datasets[d], ", "), d))
+	}
+	return out
 }
 
 type expander struct {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -286,5 +287,49 @@ dataset = "toy2"
 		if _, has := r.Params["num_inducing"]; has || r.Params["frequencies"] != 4 {
 			t.Errorf("vff run on %s: %v", r.Dataset, r.Params)
 		}
+	}
+}
+
+// TestComparisonWarnings: a dry run warns when two methods compared on
+// the same data (all grids of a config) share no kernel family or no
+// likelihood, naming the families and methods once for all datasets that
+// differ alike. Before, nothing was said.
+func TestComparisonWarnings(t *testing.T) {
+	head := "name = \"t\"\n"
+	grid := func(methods, datasets, params string) string {
+		return "[[grid]]\nname = \"g" + fmt.Sprint(len(methods)) + "\"\nmethods = [" + methods + "]\ndatasets = [" + datasets + "]\niterations = 1\n" + params
+	}
+	for _, tc := range []struct {
+		name, src string
+		want      string // "" no warning
+	}{
+		{"vff's Matérn against SE", head + grid(`"sgpr", "vff"`, `"toy", "toy2"`, ""),
+			"test.toml: the methods compared on toy, toy2 differ in kernel family: matern52 (vff), se (sgpr)"},
+		{"across grids", head + grid(`"sgpr"`, `"toy"`, "") + grid(`"vff", "bspline"`, `"toy"`, ""),
+			"differ in kernel family: matern52 (bspline, vff), se (sgpr)"},
+		{"like with like", head + grid(`"sgpr", "vff"`, `"toy"`, "[grid.params]\nkernel = \"matern52\"\n"), ""},
+		{"a kernel sweep for both", head + grid(`"sgpr", "svgp"`, `"toy"`, "[grid.params]\nkernel = [\"se\", \"matern32\"]\n"), ""},
+		{"spherical SE is SE", head + grid(`"sgpr", "vish"`, `"toy"`, ""), ""},
+		{"likelihood", head + grid(`"sgpr", "svgp"`, `"toy"`, "[grid.method.svgp]\nlikelihood = \"bernoulli\"\n"),
+			"differ in likelihood: bernoulli (svgp), gaussian (sgpr)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, warnings, err := expand(t, tc.src, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range warnings {
+				if strings.Contains(w, "differ in") {
+					got = append(got, w)
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("warnings %q, want none", got)
+			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+				t.Errorf("warnings %q, want one with %q", got, tc.want)
+			}
+		})
 	}
 }
