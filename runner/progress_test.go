@@ -192,3 +192,24 @@ num_inducing = 5000
 		}
 	}
 }
+
+// TestETAStopTol: a run that stop_tol may end early is expected to run the
+// fraction of its budget that the finished stop_tol runs of its class ran
+// (else of any class), not its whole budget. A first run of a grid stopped
+// after 100 of its 1000 iterations in 1 s: its grid's next run is expected
+// in 1 s, and a run of another grid with the same step cost and budget at
+// the same fraction and rate also in 1 s; one without stop_tol runs all
+// its 100 iterations (about 1 s at that rate). Before, each stop_tol run
+// was costed at its 1000 iterations (ETA 21 s).
+func TestETAStopTol(t *testing.T) {
+	run := func(id, grid string, budget int, stop float64) *RunSpec {
+		return &RunSpec{ID: id, Experiment: "e", Grid: grid, Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: budget, StopTol: stop}
+	}
+	a1, a2, b1, c1 := run("a1", "a", 1000, 1e-5), run("a2", "a", 1000, 1e-5), run("b1", "b", 1000, 1e-5), run("c1", "c", 99, 0)
+	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{a1, a2, b1, c1}, 0, func(*RunSpec) int { return 100 })
+	p.runStarts["a1"] = time.Now().Add(-time.Second)
+	p.finish(a1, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 100}})
+	if got, want := p.prefix(), "[1/4] ETA 3s"; got != want {
+		t.Errorf("prefix %q, want %q", got, want)
+	}
+}
