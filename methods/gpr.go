@@ -83,7 +83,10 @@ func exactNeeds(per int) func(p Params, s Shape) (Plan, error) {
 			k = float64(s.D + 3)
 		}
 		n := float64(s.N)
-		return Plan{Memory: floatBytes(k * n * n), MemoryWhat: fmt.Sprintf("%g N×N matrices of N = %d training rows on the autodiff tape", k, s.N)}, nil
+		// A variance and a lengthscale per dimension (ARD, or per
+		// component) and the noise.
+		return Plan{Memory: floatBytes(k * n * n), MemoryWhat: fmt.Sprintf("%g N×N matrices of N = %d training rows on the autodiff tape", k, s.N),
+			Params: max(s.D, 1) + 2}, nil
 	}
 }
 

@@ -156,3 +156,34 @@ func TestDecoupledEvenSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanTrainedNumbers: Plan.Params counts what a fit trains, for the
+// ETA: SGPR on D = 3 with M = 10 trained inducing inputs: 3 lengthscales,
+// the variance, the noise and 10·3 inputs = 35; SVGP adds q(u): 10 + 55;
+// an exact GP 3 + 2; VFF with fixed features only its kernel and noise.
+func TestPlanTrainedNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		raw    map[string]any
+		want   int
+	}{
+		{"sgpr", map[string]any{"num_inducing": int64(10)}, 35},
+		{"sgpr", map[string]any{"num_inducing": int64(10), "train_inducing": false}, 5},
+		{"svgp", map[string]any{"num_inducing": int64(10)}, 35 + 10 + 55},
+		{"gpr", nil, 5},
+		{"vff", map[string]any{"structure": "additive", "frequencies": int64(3)}, 2*3 + 1},
+	} {
+		m, _ := Lookup(tc.method)
+		p, err := m.Validate(tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := m.Plan(p, Shape{N: 200, D: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Params != tc.want {
+			t.Errorf("%s %v: Params = %d, want %d", tc.method, tc.raw, plan.Params, tc.want)
+		}
+	}
+}

@@ -294,6 +294,7 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 	if s.D == 0 {
 		return plan, nil // M and memory depend on the unknown dimension
 	}
+	plan.Params = d.trainedNumbers(p, s, kernel, obj)
 	m, b := float64(plan.M), float64(s.rows())
 	switch obj {
 	case collapsed:
@@ -306,6 +307,46 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 	}
 	plan.MemoryWhat = fmt.Sprintf("M×M matrices of M = %d inducing variables; M grows as %s", plan.M, strings.Join(grows, "; "))
 	return plan, nil
+}
+
+// trainedNumbers is about how many numbers a fit trains (Plan.Params): the
+// kernel's trainable hyperparameters and the noise, the inducing inputs or
+// unit directions that train, and q(u) of the ELBO (a full Gaussian, or the
+// weights of a mean-only block). The blocks' sizes are their requests
+// (capped at N), as Count gives them.
+func (d *sparseDecl) trainedNumbers(p Params, s Shape, kernel func() (kernels.Kernel, *param.Set, error), obj objective) int {
+	_, set, err := kernel()
+	if err != nil {
+		return 0
+	}
+	n := set.Len() + 1
+	for _, b := range d.blocks {
+		fb, err := Feature(b.feature(p))
+		if err != nil {
+			return 0
+		}
+		m, err := fb.Count(CountContext{Params: p, Request: b.request(p), Shape: s, Kernel: kernel})
+		if err != nil {
+			return 0
+		}
+		if s.N > 0 {
+			m = min(m, s.N)
+		}
+		switch {
+		case fb.Points && p.Bool("train_inducing"):
+			n += m * s.D
+		case fb.Name == "activation" && p.Bool("train_directions"):
+			n += m * (s.D + 1)
+		}
+		switch {
+		case obj != elbo:
+		case b.meanOnly:
+			n += m
+		default:
+			n += m + m*(m+1)/2
+		}
+	}
+	return n
 }
 
 // sparseModel is the one sparse model.

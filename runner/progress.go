@@ -134,6 +134,7 @@ type progress struct {
 	step      map[string]float64 // StepCost of each run to do
 	budget    map[string]int     // its iteration budget
 	stops     map[string]bool    // whether stop_tol may end it before the budget
+	trained   map[string]int     // the numbers it trains (methods.Plan.Params; 0 unknown)
 	pending   map[string]bool    // the runs not finished yet
 	class     map[string]string  // run id → its costClass
 	classes   map[string]*classCost
@@ -155,6 +156,9 @@ type classCost struct {
 	timeDone time.Duration
 	fracSum  float64 // Σ iterations run / budget of the finished stop_tol runs
 	fracN    int
+	// Σ iterations run and Σ numbers trained of the finished stop_tol runs
+	// that declare the latter: iterations per trained number.
+	its, trained float64
 }
 
 // costClass groups runs whose time per unit of Cost is alike: one grid of
@@ -163,11 +167,11 @@ func costClass(s *RunSpec) string { return s.Experiment + "\x00" + s.Grid + "\x0
 
 func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(*RunSpec) int) *progress {
 	p := &progress{w: w, tty: tty, total: len(todo), skipped: skipped, swept: Swept(todo),
-		step: map[string]float64{}, budget: map[string]int{}, stops: map[string]bool{}, pending: map[string]bool{},
+		step: map[string]float64{}, budget: map[string]int{}, stops: map[string]bool{}, trained: map[string]int{}, pending: map[string]bool{},
 		current: map[string]string{}, runStarts: map[string]time.Time{},
 		class: map[string]string{}, classes: map[string]*classCost{}}
 	for _, s := range todo {
-		p.step[s.ID], p.budget[s.ID], p.stops[s.ID] = StepCost(s, size), s.Iterations, s.StopTol > 0
+		p.step[s.ID], p.budget[s.ID], p.stops[s.ID], p.trained[s.ID] = StepCost(s, size), s.Iterations, s.StopTol > 0, s.Plan.Params
 		p.pending[s.ID] = true
 		k := costClass(s)
 		p.class[s.ID] = k
@@ -183,10 +187,12 @@ func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(
 
 // prefix is "[done/total]" and, once a run finished, the ETA: the work
 // each run still to do is expected to take — StepCost × (iterations + 1),
-// where a run that stop_tol may end early is expected to run the fraction
-// of its budget its class's finished stop_tol runs ran (else all finished
-// stop_tol runs', else all of it) — at its class's time per unit of work,
-// or the time per unit of all finished runs for a class with none yet.
+// where a run that stop_tol may end early is expected to run as many
+// iterations per number it trains as the finished stop_tol runs of its
+// class did (else all finished ones: L-BFGS needs a few per number), or,
+// when it declares no count, the fraction of its budget they ran — at its
+// class's time per unit of work, or the time per unit of all finished
+// runs for a class with none yet.
 // (One rate for the whole sweep showed 2 h 20 min halfway through the VOF
 // quick profile, which ended 4 min later: its first grids cost far more
 // time per flop-counted unit than its last; and costing stop_tol runs at
@@ -215,10 +221,20 @@ func (p *progress) prefix() string {
 
 // expectedWork is the work run id is expected to do (see prefix).
 func (p *progress) expectedWork(id string) float64 {
-	it := float64(p.budget[id])
+	budget := float64(p.budget[id])
+	it := budget
 	if p.stops[id] {
-		switch c := p.classes[p.class[id]]; {
-		case c != nil && c.fracN > 0:
+		c := p.classes[p.class[id]]
+		if c == nil {
+			c = &classCost{}
+		}
+		trained := float64(p.trained[id])
+		switch {
+		case trained > 0 && c.trained > 0:
+			it = min(budget, c.its/c.trained*trained)
+		case trained > 0 && p.all.trained > 0:
+			it = min(budget, p.all.its/p.all.trained*trained)
+		case c.fracN > 0:
 			it *= c.fracSum / float64(c.fracN)
 		case p.all.fracN > 0:
 			it *= p.all.fracSum / float64(p.all.fracN)
@@ -248,6 +264,10 @@ func (p *progress) settle(spec *RunSpec, done bool, took time.Duration, iteratio
 		if p.stops[spec.ID] && p.budget[spec.ID] > 0 {
 			c.fracSum += min(float64(iterations)/float64(p.budget[spec.ID]), 1)
 			c.fracN++
+			if n := p.trained[spec.ID]; n > 0 {
+				c.its += float64(iterations)
+				c.trained += float64(n)
+			}
 		}
 	}
 }

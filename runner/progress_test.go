@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"sgplab/methods"
 	"sgplab/results"
 )
 
@@ -210,6 +211,27 @@ func TestETAStopTol(t *testing.T) {
 	p.runStarts["a1"] = time.Now().Add(-time.Second)
 	p.finish(a1, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 100}})
 	if got, want := p.prefix(), "[1/4] ETA 3s"; got != want {
+		t.Errorf("prefix %q, want %q", got, want)
+	}
+}
+
+// TestETATrainedNumbers: a stop_tol run of a class with no finished run is
+// expected to run as many iterations per number it trains (methods.Plan
+// Params) as the finished stop_tol runs did: a first grid's run trained 10
+// numbers and stopped after 30 of its 1000 iterations (31 units of work in
+// 1 s); a run of another grid with 5 numbers and the same step cost is
+// expected to stop after 15 (16 units: about 0.5 s), not at the 3 % of
+// its budget the fraction model would take (31 units) nor its budget.
+func TestETATrainedNumbers(t *testing.T) {
+	run := func(id, grid string, trained int) *RunSpec {
+		return &RunSpec{ID: id, Experiment: "e", Grid: grid, Method: "sgpr", Params: map[string]any{"num_inducing": 10},
+			Iterations: 1000, StopTol: 1e-5, Plan: methods.Plan{M: 10, Params: trained}}
+	}
+	a1, b1 := run("a1", "a", 10), run("b1", "b", 5)
+	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{a1, b1}, 0, func(*RunSpec) int { return 100 })
+	p.runStarts["a1"] = time.Now().Add(-31 * time.Second)
+	p.finish(a1, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 30}})
+	if got, want := p.prefix(), "[1/2] ETA 16s"; got != want {
 		t.Errorf("prefix %q, want %q", got, want)
 	}
 }
