@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"sgplab/gp/optim"
 	"sgplab/methods"
 	"sgplab/results"
 )
@@ -133,7 +134,9 @@ type progress struct {
 	swept     []string
 	step      map[string]float64 // StepCost of each run to do
 	budget    map[string]int     // its iteration budget
-	stops     map[string]bool    // whether stop_tol may end it before the budget
+	stops     map[string]bool    // whether it may end before its budget: stop_tol, or L-BFGS's own criteria
+	dataset   map[string]string  // its dataset
+	absent    map[string]bool    // datasets whose files a run found absent: their runs fail at once
 	trained   map[string]int     // the numbers it trains (methods.Plan.Params; 0 unknown)
 	pending   map[string]bool    // the runs not finished yet
 	class     map[string]string  // run id → its costClass
@@ -154,10 +157,10 @@ type progress struct {
 type classCost struct {
 	work     float64 // StepCost × (iterations run + 1) of the finished runs
 	timeDone time.Duration
-	fracSum  float64 // Σ iterations run / budget of the finished stop_tol runs
+	fracSum  float64 // Σ iterations run / budget of the finished runs that may stop early
 	fracN    int
-	// Σ iterations run and Σ numbers trained of the finished stop_tol runs
-	// that declare the latter: iterations per trained number.
+	// Σ iterations run and Σ numbers trained of those of them that declare
+	// the latter: iterations per trained number.
 	its, trained float64
 }
 
@@ -168,10 +171,12 @@ func costClass(s *RunSpec) string { return s.Experiment + "\x00" + s.Grid + "\x0
 func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(*RunSpec) int) *progress {
 	p := &progress{w: w, tty: tty, total: len(todo), skipped: skipped, swept: Swept(todo),
 		step: map[string]float64{}, budget: map[string]int{}, stops: map[string]bool{}, trained: map[string]int{}, pending: map[string]bool{},
+		dataset: map[string]string{}, absent: map[string]bool{},
 		current: map[string]string{}, runStarts: map[string]time.Time{},
 		class: map[string]string{}, classes: map[string]*classCost{}}
 	for _, s := range todo {
-		p.step[s.ID], p.budget[s.ID], p.stops[s.ID], p.trained[s.ID] = StepCost(s, size), s.Iterations, s.StopTol > 0, s.Plan.Params
+		p.step[s.ID], p.budget[s.ID], p.trained[s.ID], p.dataset[s.ID] = StepCost(s, size), s.Iterations, s.Plan.Params, s.Dataset
+		p.stops[s.ID] = s.StopTol > 0 || s.Recipe(0, "").Optimizer == optim.LBFGS
 		p.pending[s.ID] = true
 		k := costClass(s)
 		p.class[s.ID] = k
@@ -187,12 +192,14 @@ func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(
 
 // prefix is "[done/total]" and, once a run finished, the ETA: the work
 // each run still to do is expected to take — StepCost × (iterations + 1),
-// where a run that stop_tol may end early is expected to run as many
-// iterations per number it trains as the finished stop_tol runs of its
-// class did (else all finished ones: L-BFGS needs a few per number), or,
-// when it declares no count, the fraction of its budget they ran — at its
-// class's time per unit of work, or the time per unit of all finished
-// runs for a class with none yet.
+// where a run that may end before its budget (stop_tol, or L-BFGS, which
+// stops once converged) is expected to run as many iterations per number
+// it trains as the finished such runs of its class did (else all finished
+// ones: L-BFGS needs a few per number), or, when it declares no count,
+// the fraction of its budget they ran — at its class's time per unit of
+// work, or the time per unit of all finished runs for a class with none
+// yet. Runs of a dataset whose files a run found absent fail at once and
+// cost nothing.
 // (One rate for the whole sweep showed 2 h 20 min halfway through the VOF
 // quick profile, which ended 4 min later: its first grids cost far more
 // time per flop-counted unit than its last; and costing stop_tol runs at
@@ -209,7 +216,9 @@ func (p *progress) prefix() string {
 		}
 		left := 0.0 // in float: a huge cost must not overflow a Duration
 		for id := range p.pending {
-			left += rate(p.class[id]) * p.expectedWork(id)
+			if !p.absent[p.dataset[id]] {
+				left += rate(p.class[id]) * p.expectedWork(id)
+			}
 		}
 		for id, t0 := range p.runStarts { // in flight: subtract what they already ran
 			left -= min(float64(time.Since(t0)), rate(p.class[id])*p.expectedWork(id))
@@ -241,6 +250,14 @@ func (p *progress) expectedWork(id string) float64 {
 		}
 	}
 	return p.step[id] * (it + 1)
+}
+
+// absentData notes that a run found its dataset's files absent: the
+// dataset's other runs will fail as fast.
+func (p *progress) absentData(spec *RunSpec) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.absent[spec.Dataset] = true
 }
 
 // settle takes a finished run out of what is left and, when it is done

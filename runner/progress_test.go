@@ -199,14 +199,15 @@ num_inducing = 5000
 // (else of any class), not its whole budget. A first run of a grid stopped
 // after 100 of its 1000 iterations in 1 s: its grid's next run is expected
 // in 1 s, and a run of another grid with the same step cost and budget at
-// the same fraction and rate also in 1 s; one without stop_tol runs all
-// its 100 iterations (about 1 s at that rate). Before, each stop_tol run
-// was costed at its 1000 iterations (ETA 21 s).
+// the same fraction and rate also in 1 s; an Adam run without stop_tol
+// runs all its 100 iterations (about 1 s at that rate). Before, each
+// stop_tol run was costed at its 1000 iterations (ETA 21 s).
 func TestETAStopTol(t *testing.T) {
 	run := func(id, grid string, budget int, stop float64) *RunSpec {
 		return &RunSpec{ID: id, Experiment: "e", Grid: grid, Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: budget, StopTol: stop}
 	}
 	a1, a2, b1, c1 := run("a1", "a", 1000, 1e-5), run("a2", "a", 1000, 1e-5), run("b1", "b", 1000, 1e-5), run("c1", "c", 99, 0)
+	c1.Optimizer = "adam"
 	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{a1, a2, b1, c1}, 0, func(*RunSpec) int { return 100 })
 	p.runStarts["a1"] = time.Now().Add(-time.Second)
 	p.finish(a1, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 100}})
@@ -233,5 +234,30 @@ func TestETATrainedNumbers(t *testing.T) {
 	p.finish(a1, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 30}})
 	if got, want := p.prefix(), "[1/2] ETA 16s"; got != want {
 		t.Errorf("prefix %q, want %q", got, want)
+	}
+}
+
+// TestETAEarlyEnds: L-BFGS ends a fit once converged, before its budget,
+// with or without stop_tol, so a class's L-BFGS runs are expected to run
+// the fraction of their budget its finished runs ran (the demo's 100-step
+// SGPR fits stop after about 10: its ETA read 4–6× long); runs of a
+// dataset whose files a run found absent cost nothing (they fail at once:
+// a quick paper profile read hours while its airline runs were pending).
+func TestETAEarlyEnds(t *testing.T) {
+	run := func(id, dataset, optimizer string) *RunSpec {
+		return &RunSpec{ID: id, Experiment: "e", Grid: "g", Method: "sgpr", Dataset: dataset, Params: map[string]any{"num_inducing": 10}, Iterations: 99, Optimizer: optimizer}
+	}
+	a1, a2, g1, g2 := run("a1", "toy", ""), run("a2", "toy", ""), run("g1", "gone", "adam"), run("g2", "gone", "adam")
+	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{a1, a2, g1, g2}, 0, func(*RunSpec) int { return 100 })
+	p.runStarts["a1"] = time.Now().Add(-time.Second)
+	p.finish(a1, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 9}})
+	if got, want := p.prefix(), "[1/4] ETA 21s"; got != want { // a2 at 10 iterations (1 s); g1, g2 Adam at their 100
+		t.Errorf("prefix %q, want %q", got, want)
+	}
+	p.runStarts["g1"] = time.Now()
+	p.absentData(g1)
+	p.finish(g1, results.Run{Status: results.StatusFailed}, nil)
+	if got, want := p.prefix(), "[2/4] ETA 1s"; got != want {
+		t.Errorf("after absent data: prefix %q, want %q", got, want)
 	}
 }

@@ -529,6 +529,9 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 	} else if err != nil {
 		return "", nil, err
 	}
+	if absent != nil {
+		pr.absentData(spec)
+	}
 	pr.finish(spec, rec, ms)
 	return rec.Status, absent, nil
 }
