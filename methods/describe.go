@@ -36,6 +36,7 @@ func (m Method) Defaults() []DefaultLine {
 	var out []DefaultLine
 	for _, t := range defaultTopics {
 		var parts []string
+
 		for _, name := range t.params {
 			d, ok := docs[name]
 			if !ok {
@@ -46,6 +47,9 @@ func (m Method) Defaults() []DefaultLine {
 				v = "unset (" + d.Chooses + " sets M)"
 			}
 			parts = append(parts, name+" = "+v)
+		}
+		if t.topic == "q(u)" && m.QInit != "" {
+			parts = append(parts, m.QInit)
 		}
 		if len(parts) > 0 {
 			out = append(out, DefaultLine{t.topic, strings.Join(parts, ", ")})

@@ -59,6 +59,9 @@ type Method struct {
 	// FitDoc says in words how the default recipe depends on the
 	// parameters, for `sgplab methods` ("" when it does not).
 	FitDoc string
+	// QInit says where q(u) starts, for `sgplab methods` ("": no q(u) or
+	// nothing beyond the parameters).
+	QInit string
 	// KernelName names the kernel a run with parameters p uses, for a
 	// method whose kernel is not its kernel parameter's value (nil: that
 	// value, or none).

@@ -141,10 +141,33 @@ func (d *sparseDecl) method(m Method) Method {
 	}
 	m.Needs = d.needs
 	m.Fit, m.Legacy = d.defaultFit, d.legacy
+	if m.QInit == "" {
+		m.QInit = d.qInit(m)
+	}
 	if m.FitDoc == "" {
 		m.FitDoc = d.fitDoc(m)
 	}
 	return m
+}
+
+// qInit says where the ELBO's q(u) starts ("" for a method whose only
+// objective is the collapsed bound, which has no q(u)).
+func (d *sparseDecl) qInit(m Method) string {
+	choosesObjective := false
+	for _, pd := range m.Params {
+		choosesObjective = choosesObjective || pd.Name == "objective"
+	}
+	if !choosesObjective && d.objective(Params{}) == collapsed {
+		return ""
+	}
+	where := "q(u) starts at N(0, I)"
+	if d.qPrior {
+		where = "q(u) starts at the prior N(0, Kuu) (N(0, I) over v when whitened)"
+	}
+	if choosesObjective {
+		where = "with objective = \"svgp\", " + where
+	}
+	return where
 }
 
 // legacy is the default recipe of the sparse methods before they declared

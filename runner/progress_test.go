@@ -42,33 +42,33 @@ func TestCost(t *testing.T) {
 	}
 	size := func(*RunSpec) int { return 1000 }
 	sparse := Cost(spec("sgpr", map[string]any{"num_inducing": 10}, 99), size)
-	if want := 100 * (1000*100 + 1000.0); sparse != want {
+	if want := 100 * (1000*100 + 1000.0 + stepOverhead); sparse != want {
 		t.Errorf("sparse cost %v, want %v", sparse, want)
 	}
 	if bigger := Cost(spec("sgpr", map[string]any{"num_inducing": 40}, 99), size); bigger <= sparse {
 		t.Errorf("M = 40 costs %v ≤ M = 10's %v", bigger, sparse)
 	}
 	exact := Cost(spec("gpr", map[string]any{}, 99), size)
-	if want := 100 * 1e9 / 3; exact != want {
+	if want := 100 * (1e9/3 + stepOverhead); exact != want {
 		t.Errorf("exact cost %v, want %v", exact, want)
 	}
 	// The decoupled sets add.
-	if got, want := Cost(spec("odvgp", map[string]any{"num_inducing": 30, "num_orthogonal": 70}, 0), size), 1000*1e4+1e6; got != want {
+	if got, want := Cost(spec("odvgp", map[string]any{"num_inducing": 30, "num_orthogonal": 70}, 0), size), 1000*1e4+1e6+stepOverhead; got != want {
 		t.Errorf("odvgp cost %v, want %v (M = 100)", got, want)
 	}
 	// A minibatch step costs its batch, not N.
 	mb := spec("svgp", map[string]any{"num_inducing": 10}, 0)
 	mb.BatchSize = 100
-	if got, want := Cost(mb, size), 100*100+1000.0; got != want {
+	if got, want := Cost(mb, size), 100*100+1000.0+stepOverhead; got != want {
 		t.Errorf("minibatch cost %v, want %v", got, want)
 	}
 	// M is capped at N.
-	if capped := Cost(spec("sgpr", map[string]any{"num_inducing": 5000}, 0), size); capped != 1000*1e6+1e9 {
+	if capped := Cost(spec("sgpr", map[string]any{"num_inducing": 5000}, 0), size); capped != 1000*1e6+1e9+stepOverhead {
 		t.Errorf("M > N cost %v", capped)
 	}
 	// A method with neither inducing variables nor an exact solve costs N.
-	if got := Cost(spec("fake-mean", map[string]any{}, 0), size); got != 1000 {
-		t.Errorf("fake-mean cost %v, want 1000", got)
+	if got := Cost(spec("fake-mean", map[string]any{}, 0), size); got != 1000+stepOverhead {
+		t.Errorf("fake-mean cost %v, want 1000 + stepOverhead", got)
 	}
 }
 
@@ -187,8 +187,8 @@ num_inducing = 5000
 				t.Errorf("D = %d: %s declares M = %d, want %d", c.d, r.Method, r.Plan.M, want)
 			}
 			m := float64(want)
-			if got := Cost(r, func(*RunSpec) int { return 1000 }); got != 1000*m*m+m*m*m {
-				t.Errorf("D = %d: %s cost %v, want %v", c.d, r.Method, got, 1000*m*m+m*m*m)
+			if got := Cost(r, func(*RunSpec) int { return 1000 }); got != 1000*m*m+m*m*m+stepOverhead {
+				t.Errorf("D = %d: %s cost %v, want %v", c.d, r.Method, got, 1000*m*m+m*m*m+stepOverhead)
 			}
 		}
 	}
@@ -259,5 +259,23 @@ func TestETAEarlyEnds(t *testing.T) {
 	p.finish(g1, results.Run{Status: results.StatusFailed}, nil)
 	if got, want := p.prefix(), "[2/4] ETA 1s"; got != want {
 		t.Errorf("after absent data: prefix %q, want %q", got, want)
+	}
+}
+
+// TestETAStepOverhead: a step costs its flops plus a fixed overhead, so
+// after an SVGP fit with M = 5 took 1 s, the same fit with M = 20 (17×
+// its flops per step) is expected to take about 1.6 s, as the demo's SVGP
+// fits did (0.96 s and 2.9 s for 3000 steps), not 17 s.
+func TestETAStepOverhead(t *testing.T) {
+	run := func(id string, m int) *RunSpec {
+		return &RunSpec{ID: id, Experiment: "e", Grid: "g", Method: "svgp", Params: map[string]any{"num_inducing": m},
+			Iterations: 100, Optimizer: "adam", Plan: methods.Plan{M: m}}
+	}
+	small, large := run("s", 5), run("l", 20)
+	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{small, large}, 0, func(*RunSpec) int { return 300 })
+	p.runStarts["s"] = time.Now().Add(-time.Second)
+	p.finish(small, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 100}})
+	if got, want := p.prefix(), "[1/2] ETA 2s"; got != want {
+		t.Errorf("prefix %q, want %q", got, want)
 	}
 }
