@@ -19,10 +19,10 @@ endif
 # per call unless the caller sets it.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: build test fmt-check vet bench fuzz example-csv demo reproduce-% leaderboard leaderboard-report clean help
+.PHONY: build test fmt-check vet bench fuzz docs example-csv demo reproduce-% leaderboard leaderboard-report clean help
 
 help:
-	@echo "make build | test | bench | fuzz [FUZZTIME=30s FUZZPKGS=./...] | demo | example-csv | reproduce-<paper> [PROFILE=quick|full] | leaderboard [PROFILE=quick|full] [SHARD=i/n] | clean"
+	@echo "make build | test | bench | fuzz [FUZZTIME=30s FUZZPKGS=./...] | docs | demo | example-csv | reproduce-<paper> [PROFILE=quick|full] | leaderboard [PROFILE=quick|full] [SHARD=i/n] | clean"
 	@echo "papers: $(PAPERS)"
 
 build:
@@ -71,6 +71,11 @@ fuzz:
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed"; exit 1; fi; \
 	echo "fuzz: every target passed"
+
+# docs/methods.md: every method's defaults and parameters (go test
+# ./cmd/sgplab checks that the committed page is current).
+docs: build
+	$(SGPLAB) methods --markdown > docs/methods.md
 
 # The CSV experiments/csv.toml sweeps (a user's own data file in a grid).
 example-csv: build

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -92,6 +93,12 @@ func additiveData(n, dim, dup int, seed uint64) gp.Data {
 
 func fitAGPR(t *testing.T, params map[string]any, train gp.Data, iters int) *gprModel {
 	t.Helper()
+	if _, set := params["kernel"]; !set {
+		// The naive references (naiveAdditiveGP, gpr's matern32) are
+		// Matérn-3/2, agpr's default before it shared the SE default.
+		params = maps.Clone(params)
+		params["kernel"] = "matern32"
+	}
 	return fitExactGPR(t, "agpr", params, train, iters)
 }
 

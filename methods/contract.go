@@ -43,6 +43,10 @@ type Plan struct {
 	// Warnings say how the run will differ from what its parameters ask
 	// (e.g. num_inducing capped at N).
 	Warnings []string
+	// Params is about how many numbers the fit trains (0: not declared):
+	// L-BFGS needs a few iterations per trained number to converge, which
+	// is how long the ETA expects a fit that stop_tol may end early to run.
+	Params int
 }
 
 // A ParamError is an error about the value of one parameter, so that the

@@ -19,11 +19,28 @@
 //     dimensions it handles);
 //   - Needs: for parameters and the data's Shape (N, D, batch), the Plan of
 //     a run: its number of inducing variables M, a lower bound of its
-//     memory, warnings, or why it cannot run. Method.Plan combines them.
+//     memory, warnings, or why it cannot run. Method.Plan combines them;
+//   - Fit: its default fit Recipe (optimiser, Adam's step, natural
+//     gradients on q(u), budget and stopping tolerance) for parameters,
+//     task and minibatches; Method.Recipe resolves a grid's settings
+//     against it, the sparse methods train by it, the runner stores it.
+//     Legacy is the default before the method declared one, so that a run
+//     whose recipe changed gets a new id;
+//   - KernelName (when the kernel is not the kernel parameter), for the
+//     runner's warning that compared methods share no kernel family.
+//
+// Defaults are chosen to be comparable (sgplab methods, docs/methods.md):
+// the SE kernel family from lengthscale 1 wherever a method allows it,
+// whitened q(u), recipes that converge on the staged UCI sets. A paper's
+// own choices live in its config, set explicitly.
 //
 // Every sparse run records the M it used as the metric num_features (the
 // sum over both sets of a decoupled model, which also records num_base and
-// num_orthogonal). A single set of inducing points larger than the
+// num_orthogonal). num_inducing is M for every sparse family (size.go): a
+// feature set with a structure declares a size rule, by which
+// num_inducing chooses its frequencies, bases or levels (the count on the
+// data's dimension nearest to M; ParamDoc.Chooses); a decoupled method's
+// orthogonal set defaults to as many inputs as its base set. A single set of inducing points larger than the
 // training set is capped at N (Plan warns when the dataset is known to be
 // smaller); two sets larger than N, or a z_file whose rows differ from
 // num_inducing, are errors.

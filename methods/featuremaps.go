@@ -48,6 +48,7 @@ func init() {
 			{Name: "harmonic", Kind: Int, Default: 0, Range: Between(0, 399), Doc: "harmonic-s2: index ℓ² + k of the harmonic (k = 0…2ℓ)"},
 			{Name: "grid_n", Kind: Int, Default: 61, Range: Between(3, 1000), Doc: "harmonic-s2: polar-angle grid points (2 grid_n − 1 azimuths)"},
 		},
+		Fit: NoFit,
 		New: newFeatureMaps,
 	})
 }

@@ -31,9 +31,17 @@ func init() {
 			{Name: "max_points", Kind: Int, Default: 20000, Range: Count, Doc: "refuse training sets larger than this (O(N²) memory)"},
 		}),
 		New:   newExactGPR("gpr", newGPRKernel),
+		Fit:   exactRecipe,
 		Exact: true,
 		Needs: exactNeeds(3),
 	})
+}
+
+// exactRecipe is the exact GPs' fit: L-BFGS on the log marginal
+// likelihood (always the full batch), up to 1000 iterations until
+// converged.
+func exactRecipe(Params, FitCase) Recipe {
+	return Recipe{Optimizer: optim.LBFGS, Iterations: 1000, StopTol: DefaultStopTol}
 }
 
 // gprKernelChoices are the common kernel choices and the Matérn + periodic
@@ -75,7 +83,10 @@ func exactNeeds(per int) func(p Params, s Shape) (Plan, error) {
 			k = float64(s.D + 3)
 		}
 		n := float64(s.N)
-		return Plan{Memory: floatBytes(k * n * n), MemoryWhat: fmt.Sprintf("%g N×N matrices of N = %d training rows on the autodiff tape", k, s.N)}, nil
+		// A variance and a lengthscale per dimension (ARD, or per
+		// component) and the noise.
+		return Plan{Memory: floatBytes(k * n * n), MemoryWhat: fmt.Sprintf("%g N×N matrices of N = %d training rows on the autodiff tape", k, s.N),
+			Params: max(s.D, 1) + 2}, nil
 	}
 }
 

@@ -11,14 +11,14 @@ var iffDecl = &sparseDecl{
 	kernel:    standardKernel,
 	blocks:    []blockDecl{{feature: builder("iff")}},
 	objective: always(collapsed), exactLML: true,
+	size: &sizeRule{param: "freqs_per_dim", min: 1},
 }
 
-// iffKernelDefaults: kernels with a spectral density, and the paper's
-// initial lengthscale 0.2.
+// iffKernelDefaults: kernels with a spectral density, starting where
+// the other methods do (the paper's initial lengthscale is 0.2).
 var iffKernelDefaults = KernelDefaults{
-	Choices:     []string{"se", "matern12", "matern32", "matern52"},
-	KernelDoc:   "stationary kernel with a spectral density",
-	Lengthscale: 0.2,
+	Choices:   []string{"se", "matern12", "matern32", "matern52"},
+	KernelDoc: "stationary kernel with a spectral density",
 }
 
 func init() {
@@ -35,6 +35,7 @@ func init() {
 			{Name: "eps_factor", Kind: Float, Default: features.DefaultIFFEpsilonFactor, Range: Positive,
 				Doc: "frequency spacing ε_d = eps_factor / (data width W_d in dimension d); the paper's 0.95 leaves 1/ε − W = 0.053 W, so on data only a few lengthscales wide the features' kernel wraps around (use ≤ 0.5 there)"},
 			{Name: "eps", Kind: Floats, Range: Positive, Doc: "explicit frequency spacing (1 value or one per dimension); overrides eps_factor"},
+			sizeParam(iffDecl.size, "2^D × the grid of freqs_per_dim^D frequencies, inside the sphere with mask = true: 2·freqs_per_dim in 1-D"),
 		}),
 	}))
 }

@@ -37,6 +37,7 @@ func init() {
 			{Name: "grid_high", Kind: Float, Default: 3.0, Doc: "grid end"},
 			{Name: "grid_n", Kind: Int, Default: 121, Range: Between(2, 2000), Doc: "grid points"},
 		}),
+		Fit: NoFit,
 		New: newKernelApprox,
 		Check: func(p Params) error {
 			if lo, hi := p.Float("grid_low"), p.Float("grid_high"); !(hi > lo) {

@@ -49,6 +49,11 @@ type ParamDoc struct {
 	// the range.
 	Range *Range
 	Doc   string
+	// Chooses names the parameter a value of this one sets (num_inducing
+	// of a feature set with a structure: frequencies, freqs_per_dim,
+	// max_level, bases; see the method's size rule). Given, it leaves the
+	// chosen parameter without its default; giving both is an error.
+	Chooses string
 }
 
 // Range is an interval of valid numbers: Min and Max are its ends when
@@ -196,19 +201,43 @@ func (m Method) Validate(raw map[string]any) (Params, error) {
 		}
 		p.values[k] = v
 	}
-	for _, d := range m.Params {
-		if _, set := p.values[d.Name]; !set && d.Default != nil {
-			v, err := convert(d, d.Default)
-			if err == nil {
-				err = d.check(v)
+	for _, k := range keys {
+		if c := docs[k].Chooses; c != "" {
+			if _, both := raw[c]; both {
+				return Params{}, &ParamError{Param: k, Err: fmt.Errorf("method %s chooses %s from it; give %s or %s, not both", m.Name, c, k, c)}
 			}
-			if err != nil {
-				panic(fmt.Sprintf("methods: %s: bad default for %s: %v", m.Name, d.Name, err))
-			}
-			p.values[d.Name] = v
 		}
 	}
+	for _, d := range m.Defaulted(raw) {
+		v, err := convert(d, d.Default)
+		if err == nil {
+			err = d.check(v)
+		}
+		if err != nil {
+			panic(fmt.Sprintf("methods: %s: bad default for %s: %v", m.Name, d.Name, err))
+		}
+		p.values[d.Name] = v
+	}
 	return p, nil
+}
+
+// Defaulted are the parameters whose defaults apply when raw gives the
+// others: those with a default that raw neither gives nor chooses by
+// another parameter (ParamDoc.Chooses).
+func (m Method) Defaulted(raw map[string]any) []ParamDoc {
+	chosen := map[string]bool{}
+	for _, d := range m.Params {
+		if _, given := raw[d.Name]; given && d.Chooses != "" {
+			chosen[d.Chooses] = true
+		}
+	}
+	var out []ParamDoc
+	for _, d := range m.Params {
+		if _, given := raw[d.Name]; !given && d.Default != nil && !chosen[d.Name] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func convert(d ParamDoc, v any) (any, error) {

@@ -51,6 +51,27 @@ type Method struct {
 	// count, more inducing points than training rows). nil: nothing to
 	// declare (no inducing variables, negligible memory).
 	Needs func(p Params, s Shape) (Plan, error)
+
+	// Fit is the method's default fit recipe for parameters p in case c:
+	// what a run gets for every fit setting its grid leaves out (see
+	// Recipe). nil: DefaultRecipe.
+	Fit func(p Params, c FitCase) Recipe
+	// FitDoc says in words how the default recipe depends on the
+	// parameters, for `sgplab methods` ("" when it does not).
+	FitDoc string
+	// QInit says where q(u) starts, for `sgplab methods` ("": no q(u) or
+	// nothing beyond the parameters).
+	QInit string
+	// KernelName names the kernel a run with parameters p uses, for a
+	// method whose kernel is not its kernel parameter's value (nil: that
+	// value, or none).
+	KernelName func(p Params) string
+	// Legacy is the default recipe the method had before it declared
+	// Fit, when that differs (nil: it does not). A run whose recipe
+	// resolves differently under the two carries its recipe in its id, so
+	// that a stored result never means something else under an unchanged
+	// run id.
+	Legacy func(p Params, c FitCase) Recipe
 }
 
 // Supports reports whether the method handles task.

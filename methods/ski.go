@@ -46,7 +46,10 @@ func init() {
 					Doc: "start of the variance cache's Lanczos run: probe = a column W K_grid e_j for a random grid point j (GPyTorch's fast_pred_var), random = a Gaussian vector"},
 				{Name: "objective_tol", Kind: Float, Default: 1e-6, Range: NonNegative, Doc: "stop Adam when the loss −L/N changes by less between steps (0: off)"},
 			}),
-		Needs: skiNeeds,
+		Needs:      skiNeeds,
+		KernelName: fixedKernel("se"),
+		// GPyTorch's recipe: Adam at 0.1; the loop stops on objective_tol.
+		Fit: func(Params, FitCase) Recipe { return Recipe{Optimizer: optim.Adam, LearningRate: 0.1, Iterations: 100} },
 		New: func(p Params) (Model, error) {
 			m := &skiModel{p: p}
 			if err := m.settings().Check(); err != nil {

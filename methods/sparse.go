@@ -57,8 +57,9 @@ type sparseDecl struct {
 	blocks []blockDecl
 	// objective is the method's objective for parameters p.
 	objective func(p Params) objective
-	// optimizer is the ELBO's default optimiser for full batches (the
-	// collapsed bound and minibatches always default to L-BFGS and Adam).
+	// optimizer is the ELBO's default optimiser for full batches before
+	// the method declared a recipe (the collapsed bound and minibatches
+	// always defaulted to L-BFGS and Adam): legacy.
 	optimizer string
 	// qPrior starts q(u) at the prior N(0, Kuu) (Block.DeclareQ; N(0, I)
 	// over v when whitened); otherwise at N(0, I) whatever the
@@ -75,6 +76,9 @@ type sparseDecl struct {
 	// exactLML: the fitted model offers ExactLML (the gap to the exact
 	// log marginal likelihood, on request of a grid).
 	exactLML bool
+	// size maps num_inducing onto the first block's structure (nil: the
+	// block's size parameter is num_inducing itself, or it has none).
+	size *sizeRule
 }
 
 // blockDecl declares one block of a sparse method.
@@ -82,12 +86,28 @@ type blockDecl struct {
 	Block
 	// feature names the block's feature builder for parameters p.
 	feature func(p Params) string
-	// size is the parameter with the block's requested size ("": none).
-	size string
+	// size is the parameter with the block's requested size ("": none),
+	// and sizeFallback the one whose value it takes when not given
+	// (num_orthogonal: num_inducing).
+	size, sizeFallback string
 	// meanOnly: q(v') holds weights a only (ODVGP/ODVFF's γ).
 	meanOnly bool
 	// stream is the random stream of the builder's own draws.
 	stream uint64
+}
+
+// request is the block's requested size: its size parameter, else the
+// one it falls back to, else 0 (none).
+func (b blockDecl) request(p Params) int {
+	switch {
+	case b.size == "":
+		return 0
+	case p.Has(b.size):
+		return p.Int(b.size)
+	case b.sizeFallback != "":
+		return p.Int(b.sizeFallback)
+	}
+	return 0
 }
 
 // builder names a fixed feature builder.
@@ -120,13 +140,134 @@ func (d *sparseDecl) method(m Method) Method {
 		return s, nil
 	}
 	m.Needs = d.needs
+	m.Fit, m.Legacy = d.defaultFit, d.legacy
+	if m.QInit == "" {
+		m.QInit = d.qInit(m)
+	}
+	if m.FitDoc == "" {
+		m.FitDoc = d.fitDoc(m)
+	}
 	return m
+}
+
+// qInit says where the ELBO's q(u) starts ("" for a method whose only
+// objective is the collapsed bound, which has no q(u)).
+func (d *sparseDecl) qInit(m Method) string {
+	choosesObjective := false
+	for _, pd := range m.Params {
+		choosesObjective = choosesObjective || pd.Name == "objective"
+	}
+	if !choosesObjective && d.objective(Params{}) == collapsed {
+		return ""
+	}
+	where := "q(u) starts at N(0, I)"
+	if d.qPrior {
+		where = "q(u) starts at the prior N(0, Kuu) (N(0, I) over v when whitened)"
+	}
+	if choosesObjective {
+		where = "with objective = \"svgp\", " + where
+	}
+	return where
+}
+
+// legacy is the default recipe of the sparse methods before they declared
+// one: L-BFGS for the collapsed bound, Adam for minibatches, else the
+// declaration's optimizer; Adam at optim.DefaultAdamLearningRate.
+func (d *sparseDecl) legacy(p Params, c FitCase) Recipe {
+	r := Recipe{Optimizer: d.optimizer, Iterations: 1000}
+	switch {
+	case d.objective(p) == collapsed:
+		r.Optimizer = optim.LBFGS
+	case c.Minibatch:
+		r.Optimizer = optim.Adam
+	}
+	return r
+}
+
+// Budgets of the sparse methods' default recipes. Measured with
+// stop_tol 1e-5 on yacht, energy and concrete at M = 16–64: the
+// collapsed bound with trained inducing inputs stops after 500–2300 L-BFGS
+// iterations (fixed features after 30–250), the uncollapsed ELBO, with
+// q(u) trained too, after 1200–5000.
+const (
+	collapsedBudget      = 5000
+	elboBudget           = 10000
+	natGradMinibatchStep = 0.1 // γ with minibatches (Salimbeni et al. 2018; the ODVFF paper's)
+)
+
+// defaultFit is the sparse methods' default recipe: L-BFGS on the
+// collapsed bound and on the full-batch ELBO (whitened q(u) by default),
+// both up to their budget until converged; with minibatches Adam at 0.01,
+// with natural gradients (γ = 0.1) on q(u) for a Gaussian likelihood.
+func (d *sparseDecl) defaultFit(p Params, c FitCase) Recipe {
+	if d.objective(p) == collapsed {
+		return Recipe{Optimizer: optim.LBFGS, Iterations: collapsedBudget, StopTol: DefaultStopTol}
+	}
+	if !c.Minibatch {
+		return Recipe{Optimizer: optim.LBFGS, Iterations: elboBudget, StopTol: DefaultStopTol}
+	}
+	r := Recipe{Optimizer: optim.Adam, LearningRate: optim.DefaultAdamLearningRate, Iterations: elboBudget, StopTol: DefaultStopTol}
+	if gaussianLikelihood(p, c.Task) && p.Has(natGradParam) == false && d.hasNatGrad() {
+		r.NatGrad = natGradMinibatchStep
+	}
+	return r
+}
+
+// hasNatGrad reports whether the method's q(u) can move by natural
+// gradients (every block but a mean-only one is a full Gaussian).
+func (d *sparseDecl) hasNatGrad() bool {
+	for _, b := range d.blocks {
+		if !b.meanOnly {
+			return true
+		}
+	}
+	return false
+}
+
+// gaussianLikelihood reports whether the fit's likelihood is Gaussian.
+func gaussianLikelihood(p Params, task Task) bool {
+	switch p.String("likelihood") {
+	case "gaussian":
+		return true
+	case "", "auto":
+		return task != Classification
+	}
+	return false
+}
+
+// fitDoc says how the default recipe depends on the objective, for a
+// method that has both.
+func (d *sparseDecl) fitDoc(m Method) string {
+	var objectives []string
+	for _, pd := range m.Params {
+		if pd.Name == "objective" {
+			objectives = pd.Choices
+		}
+	}
+	if len(objectives) < 2 {
+		return ""
+	}
+	p, err := m.Validate(map[string]any{"objective": "svgp"})
+	if err != nil {
+		return ""
+	}
+	full, mini := d.defaultFit(p, FitCase{Task: Regression}), d.defaultFit(p, FitCase{Task: Regression, Minibatch: true})
+	return fmt.Sprintf("objective = \"svgp\": %s; with batch_size %s", full, mini)
+}
+
+// recipe is what a fit with options opt runs on n training rows.
+func (d *sparseDecl) recipe(p Params, opt FitOptions, n int) Recipe {
+	return resolveRecipe(d.defaultFit(p, fitCase(opt, n)), p, opt)
 }
 
 // needs is the Plan of a sparse method: M from the builders' counts, the
 // memory of its M×M (and M×N) matrices, and the checks that need the data's
 // shape.
 func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
+	p, sz, err := d.sized(p, s)
+	if err != nil {
+		return Plan{}, err
+	}
 	obj := d.objective(p)
 	if obj == collapsed && s.Batch > 0 && (s.N == 0 || s.Batch < s.N) {
 		return Plan{}, fmt.Errorf("the collapsed bound is full-batch; batch_size %d needs the ELBO (objective = \"svgp\" where the method has one) or no batch_size", s.Batch)
@@ -139,15 +280,15 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 	}
 	points, pointBlocks := 0, 0
 	var grows []string
+	if sz.note != "" {
+		plan.Warnings = append(plan.Warnings, sz.note)
+	}
 	for _, b := range d.blocks {
 		fb, err := Feature(b.feature(p))
 		if err != nil {
 			return Plan{}, err
 		}
-		req := 0
-		if b.size != "" {
-			req = p.Int(b.size)
-		}
+		req := b.request(p)
 		m, err := fb.Count(CountContext{Params: p, Request: req, Shape: s, Kernel: kernel})
 		if err != nil {
 			return Plan{}, paramErr(b.size, err)
@@ -176,6 +317,7 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 	if s.D == 0 {
 		return plan, nil // M and memory depend on the unknown dimension
 	}
+	plan.Params = d.trainedNumbers(p, s, kernel, obj)
 	m, b := float64(plan.M), float64(s.rows())
 	switch obj {
 	case collapsed:
@@ -190,11 +332,52 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 	return plan, nil
 }
 
+// trainedNumbers is about how many numbers a fit trains (Plan.Params): the
+// kernel's trainable hyperparameters and the noise, the inducing inputs or
+// unit directions that train, and q(u) of the ELBO (a full Gaussian, or the
+// weights of a mean-only block). The blocks' sizes are their requests
+// (capped at N), as Count gives them.
+func (d *sparseDecl) trainedNumbers(p Params, s Shape, kernel func() (kernels.Kernel, *param.Set, error), obj objective) int {
+	_, set, err := kernel()
+	if err != nil {
+		return 0
+	}
+	n := set.Len() + 1
+	for _, b := range d.blocks {
+		fb, err := Feature(b.feature(p))
+		if err != nil {
+			return 0
+		}
+		m, err := fb.Count(CountContext{Params: p, Request: b.request(p), Shape: s, Kernel: kernel})
+		if err != nil {
+			return 0
+		}
+		if s.N > 0 {
+			m = min(m, s.N)
+		}
+		switch {
+		case fb.Points && p.Bool("train_inducing"):
+			n += m * s.D
+		case fb.Name == "activation" && p.Bool("train_directions"):
+			n += m * (s.D + 1)
+		}
+		switch {
+		case obj != elbo:
+		case b.meanOnly:
+			n += m
+		default:
+			n += m + m*(m+1)/2
+		}
+	}
+	return n
+}
+
 // sparseModel is the one sparse model.
 type sparseModel struct {
 	decl   *sparseDecl
 	p      Params
 	obj    objective
+	rec    Recipe // the fit's recipe (check)
 	kern   kernels.Kernel
 	lik    likelihoods.Likelihood
 	set    *param.Set
@@ -317,14 +500,15 @@ func (m *sparseModel) check(train gp.Data, opt FitOptions) error {
 		return m.errf("%w", err)
 	}
 	n := train.N()
+	m.rec = m.decl.recipe(m.p, opt, n)
 	if m.obj == collapsed {
 		if batchSize(opt, n) < n {
 			return m.errf("the collapsed objective is full-batch; batch_size %d needs objective = svgp", opt.BatchSize)
 		}
-		_, err := Settings(opt, optim.LBFGS)
+		_, err := m.rec.settings(opt)
 		return m.errfIf(err)
 	}
-	_, err := variationalSettings(opt, n, m.decl.optimizer)
+	_, err := variationalSettings(opt, n, m.rec)
 	return m.errfIf(err)
 }
 
@@ -394,9 +578,7 @@ func (m *sparseModel) buildBlocks(train gp.Data, opt FitOptions) error {
 			return err
 		}
 		plans[i].fb = fb
-		if bd.size != "" {
-			plans[i].req = m.p.Int(bd.size)
-		}
+		plans[i].req = bd.request(m.p)
 		if fb.Points {
 			total += plans[i].req
 			pointBlocks++
@@ -511,6 +693,13 @@ func (m *sparseModel) blockNames() []string {
 
 func (m *sparseModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {
 	start := time.Now()
+	var sz sizing
+	if err := train.Validate(); err == nil {
+		var err error
+		if m.p, sz, err = m.decl.sized(m.p, Shape{N: train.N(), D: train.D(), Exact: true}); err != nil {
+			return FitResult{}, m.errf("%w", err)
+		}
+	}
 	m.obj = m.decl.objective(m.p)
 	if err := m.check(train, opt); err != nil {
 		return FitResult{}, err
@@ -531,6 +720,9 @@ func (m *sparseModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, pr
 		res, terr = m.fitCollapsed(ctx, train, opt, start, progress)
 	}
 	m.report(&res)
+	if m.decl.size != nil && sz.m > 0 {
+		res.Extra["x_"+m.decl.size.param] = float64(sz.value)
+	}
 	if terr != nil && len(res.Trace) == 0 {
 		return res, trainErr(m.decl.name, terr)
 	}
@@ -570,13 +762,13 @@ func (m *sparseModel) fitStats(ctx context.Context, train gp.Data, opt FitOption
 	if err := m.stats.precompute(train, blk.feat.Bind(m.set.Bind(ad.NewTape()), blk.FeaturePrefix()).M(), blk.fixed); err != nil {
 		return FitResult{}, err
 	}
-	return m.stats.fit(ctx, opt, start, time.Since(start).Seconds(), progress)
+	return m.stats.fit(ctx, m.rec, opt, start, time.Since(start).Seconds(), progress)
 }
 
 // fitCollapsed trains the collapsed bound at O(NM²) per step (Kuf moves
 // with the parameters), with sgpr's greedy re-selection of Z when asked.
 func (m *sparseModel) fitCollapsed(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (FitResult, error) {
-	st, err := Settings(opt, optim.LBFGS)
+	st, err := m.rec.settings(opt)
 	if err != nil {
 		return FitResult{}, err
 	}
@@ -614,7 +806,7 @@ func (m *sparseModel) fitELBO(ctx context.Context, train gp.Data, opt FitOptions
 			return FitResult{}, err
 		}
 	}
-	fit := variationalFit{method: m.decl.name, set: m.set, defaultOptimizer: m.decl.optimizer,
+	fit := variationalFit{method: m.decl.name, set: m.set, recipe: m.rec,
 		objective: func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error) {
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, batch.Y) }
 			kb := m.kern.Bind(b, KernelPrefix)
@@ -642,7 +834,7 @@ func (m *sparseModel) fitELBO(ctx context.Context, train gp.Data, opt FitOptions
 			}
 		}
 	}
-	rep, terr := fit.withWarmStart(m.p).train(ctx, m.p, train, opt, start, progress)
+	rep, terr := fit.withWarmStart(m.p).train(ctx, train, opt, start, progress)
 	return NewFitResult(rep, m.set, m.blockNames()...), terr
 }
 

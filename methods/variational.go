@@ -93,10 +93,10 @@ type variationalFit struct {
 	method string
 	set    *param.Set
 	groups []Block // q's, natural-gradient targets
-	// defaultOptimizer is used when FitOptions.Optimizer is empty and the
-	// fit is full batch; minibatch fits default to Adam.
-	defaultOptimizer string
-	objective        func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error)
+	// recipe is the fit's optimiser, step size and natural-gradient step
+	// (sparseDecl.recipe).
+	recipe    Recipe
+	objective func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error)
 	// initNames and initIterations make a first phase of up to
 	// initIterations steps in which only initNames move (the variational
 	// parameters and inducing inputs or directions, kernel and likelihood
@@ -127,14 +127,10 @@ func batchSize(opt FitOptions, n int) int {
 }
 
 // variationalSettings are the optimiser settings of a variational fit on n
-// points: the method's default optimiser for full batches, Adam for
-// minibatches, and an error for L-BFGS with minibatches.
-func variationalSettings(opt FitOptions, n int, defaultOptimizer string) (optim.Settings, error) {
+// points by recipe r, and an error for L-BFGS with minibatches.
+func variationalSettings(opt FitOptions, n int, r Recipe) (optim.Settings, error) {
 	batch := batchSize(opt, n)
-	if batch < n {
-		defaultOptimizer = optim.Adam
-	}
-	st, err := Settings(opt, defaultOptimizer)
+	st, err := r.settings(opt)
 	if err != nil {
 		return optim.Settings{}, err
 	}
@@ -149,9 +145,9 @@ func variationalSettings(opt FitOptions, n int, defaultOptimizer string) (optim.
 // only, then opt.Iterations on everything trainable), each a run of the
 // recipe (natural gradients included), with the reports joined
 // (iterations and trace continue across phases).
-func (v variationalFit) train(ctx context.Context, p Params, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
+func (v variationalFit) train(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
 	if v.warmIterations <= 0 || opt.Iterations == 0 {
-		return v.trainPhases(ctx, p, train, opt, start, progress)
+		return v.trainPhases(ctx, train, opt, start, progress)
 	}
 	// Warm start: L-BFGS on a seeded subset (stream 4), with the ELBO of
 	// the subset (its own N), then the fit as configured on all rows.
@@ -160,14 +156,16 @@ func (v variationalFit) train(ctx context.Context, p Params, train gp.Data, opt 
 		sub = train.Subset(fitRNG(opt, 4).Perm(n)[:v.warmPoints])
 	}
 	o1 := opt
-	o1.Iterations, o1.Optimizer, o1.BatchSize, o1.LearningRate = v.warmIterations, optim.LBFGS, 0, 0
-	// No parameters: the warm start is plain L-BFGS on everything, never
-	// natural gradients.
-	rep1, err := v.trainOnce(ctx, Params{}, sub, false, o1, start, phaseProgress(progress, "warm", 0))
+	o1.Iterations, o1.BatchSize = v.warmIterations, 0
+	// The warm start is plain L-BFGS on everything, never natural
+	// gradients.
+	warm := v
+	warm.recipe = Recipe{Optimizer: optim.LBFGS}
+	rep1, err := warm.trainOnce(ctx, sub, false, o1, start, phaseProgress(progress, "warm", 0))
 	if err != nil {
 		return rep1, err
 	}
-	rep2, err := v.trainPhases(ctx, p, train, opt, start, phaseProgress(progress, "", rep1.Iterations))
+	rep2, err := v.trainPhases(ctx, train, opt, start, phaseProgress(progress, "", rep1.Iterations))
 	return joinReports(rep1, rep2), err
 }
 
@@ -199,9 +197,9 @@ func joinReports(rep1, rep2 optim.Report) optim.Report {
 
 // trainPhases is train without the warm start: one run of the recipe, or
 // the init phase and then everything.
-func (v variationalFit) trainPhases(ctx context.Context, p Params, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
+func (v variationalFit) trainPhases(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
 	if v.initIterations <= 0 || opt.Iterations == 0 || len(v.initNames) == 0 {
-		return v.trainOnce(ctx, p, train, true, opt, start, progress)
+		return v.trainOnce(ctx, train, true, opt, start, progress)
 	}
 	names := v.set.Names()
 	flags := make([]bool, len(names))
@@ -211,23 +209,23 @@ func (v variationalFit) trainPhases(ctx context.Context, p Params, train gp.Data
 	}
 	o1 := opt
 	o1.Iterations = v.initIterations
-	rep1, err := v.trainOnce(ctx, p, train, true, o1, start, phaseProgress(progress, "init", 0))
+	rep1, err := v.trainOnce(ctx, train, true, o1, start, phaseProgress(progress, "init", 0))
 	for i, n := range names {
 		v.set.SetTrainable(flags[i], n)
 	}
 	if err != nil {
 		return rep1, err
 	}
-	rep2, err := v.trainOnce(ctx, p, train, true, opt, start, phaseProgress(progress, "all", rep1.Iterations))
+	rep2, err := v.trainOnce(ctx, train, true, opt, start, phaseProgress(progress, "all", rep1.Iterations))
 	return joinReports(rep1, rep2), err
 }
 
 // trainOnce runs the recipe once over the trainable parameters on train,
 // which is the fit's whole training set when whole is true.
-func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, whole bool, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
+func (v variationalFit) trainOnce(ctx context.Context, train gp.Data, whole bool, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
 	n := train.N()
 	batch := batchSize(opt, n)
-	st, err := variationalSettings(opt, n, v.defaultOptimizer)
+	st, err := variationalSettings(opt, n, v.recipe)
 	if err != nil {
 		return optim.Report{}, err
 	}
@@ -236,10 +234,10 @@ func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, 
 		x, y := bt.next()
 		return v.objective(t, b, Batch{X: x, Y: y, N: n, Full: whole && batch == n})
 	}
-	if !p.Has("natgrad_step") {
+	if v.recipe.NatGrad == 0 {
 		return Train(ctx, v.set, obj, st, st.Method, start, progress)
 	}
-	gamma := p.Float("natgrad_step")
+	gamma := v.recipe.NatGrad
 	if st.Method != optim.Adam {
 		return optim.Report{}, fmt.Errorf("natgrad_step pairs natural gradients on q(u) with Adam on the other parameters; optimizer %q is not supported with it", st.Method)
 	}
@@ -328,8 +326,8 @@ func (c *collapsedStats) posterior() (*inference.Posterior, error) {
 
 // fit trains the bound (L-BFGS by default) and summarises the result;
 // trace times include the precompute (the IFF paper's protocol).
-func (c *collapsedStats) fit(ctx context.Context, opt FitOptions, start time.Time, precompute float64, progress func(Progress)) (FitResult, error) {
-	st, err := Settings(opt, optim.LBFGS)
+func (c *collapsedStats) fit(ctx context.Context, r Recipe, opt FitOptions, start time.Time, precompute float64, progress func(Progress)) (FitResult, error) {
+	st, err := r.settings(opt)
 	if err != nil {
 		return FitResult{}, err
 	}

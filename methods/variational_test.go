@@ -39,6 +39,7 @@ func TestVariationalRecipeNatGradConjugate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recipe := method.Recipe(params, FitOptions{Optimizer: "adam", Iterations: 1}, n)
 	for _, feat := range []string{"points", "vff"} {
 		for _, whiten := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/whiten=%v", feat, whiten), func(t *testing.T) {
@@ -83,13 +84,13 @@ func TestVariationalRecipeNatGradConjugate(t *testing.T) {
 				if feat == "vff" {
 					opts.Jitter = 0
 				}
-				fit := variationalFit{method: "test", set: set, groups: []Block{g}, defaultOptimizer: "adam",
+				fit := variationalFit{method: "test", set: set, groups: []Block{g}, recipe: recipe,
 					objective: func(tp *ad.Tape, b *param.Bound, bt Batch) (*ad.Node, error) {
 						ve := func(mu, v *ad.Node) *ad.Node { return lik.VarExp(b, likelihoodPfx, mu, v, bt.Y) }
 						out, _, err := inference.SVGP(k.Bind(b, KernelPrefix), g.Bind(b, f), tp.Const(bt.X), ve, g.Variational(b, whiten), n, opts)
 						return out, err
 					}}
-				rep, err := fit.train(context.Background(), params, train, FitOptions{Iterations: 1}, time.Now(), nil)
+				rep, err := fit.train(context.Background(), train, FitOptions{Iterations: 1}, time.Now(), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -127,7 +128,8 @@ func TestVariationalRecipeSettings(t *testing.T) {
 		{FitOptions{BatchSize: 500}, "lbfgs", "lbfgs", ""},
 		{FitOptions{Optimizer: "sgd"}, "adam", "", "unknown optimizer"},
 	} {
-		st, err := variationalSettings(tc.opt, 100, tc.def)
+		d := &sparseDecl{optimizer: tc.def, objective: always(elbo)}
+		st, err := variationalSettings(tc.opt, 100, d.recipe(Params{}, tc.opt, 100))
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%+v: error %v, want %q", tc.opt, err, tc.err)

@@ -23,7 +23,9 @@ func optimSettingsLBFGS(iters int) optim.Settings {
 // statistics path and the O(NM²) path agree after training).
 func TestVISHCollapsedFit(t *testing.T) {
 	train, test := toyData(1, 200, 0.1), toyData(2, 100, 0)
-	model, err := Build("vish", map[string]any{"max_level": int64(16), "weight_variances": []any{0.5}})
+	// Fixed weights (the statistics path) and a Matérn kernel, whose
+	// coefficients stay usable up to level 16.
+	model, err := Build("vish", map[string]any{"max_level": int64(16), "weight_variances": []any{0.5}, "kernel": "sphere-matern32", "train_weights": false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,14 +106,14 @@ func TestVISHTrainedWeights(t *testing.T) {
 // there.
 func TestVISHSVGPReachesCollapsed(t *testing.T) {
 	train := toyData(4, 60, 0.1)
-	raw := map[string]any{"max_level": int64(3), "noise_variance": 0.05}
+	raw := map[string]any{"max_level": int64(3), "noise_variance": 0.05, "kernel": "sphere-matern32", "train_weights": false}
 	col, _ := Build("vish", raw)
 	rc, err := col.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, whiten := range []bool{true, false} {
-		raw2 := map[string]any{"max_level": int64(3), "noise_variance": 0.05, "objective": "svgp", "whiten": whiten}
+		raw2 := map[string]any{"max_level": int64(3), "noise_variance": 0.05, "objective": "svgp", "whiten": whiten, "kernel": "sphere-matern32", "train_weights": false}
 		sv, _ := Build("vish", raw2)
 		m := sv.(*sparseModel)
 		// Fit q only: the hyperparameters stay at the collapsed run's.

@@ -58,16 +58,19 @@ func init() {
 			ParamDoc{Name: "estimator", Kind: String, Default: "exact", Choices: []string{"exact", "mc"},
 				Doc: "ELBO used for training: exact (closed-form Kuf, O(NM²) dense / O(NM) diagonal) or mc (the stratified Monte-Carlo estimator; needs adam)"},
 		),
-		New:    func(p Params) (Model, error) { return newVOFModel(p, true) },
-		MaxDim: 1,
-		Needs:  vofNeeds("vof-hermite"),
+		New:        func(p Params) (Model, error) { return newVOFModel(p, true) },
+		Fit:        vofRecipe,
+		FitDoc:     vofFitDoc,
+		MaxDim:     1,
+		Needs:      vofNeeds("vof-hermite"),
+		KernelName: fixedKernel("se"),
 	})
 	Register(Method{
 		Name:    "vof-trig",
 		Summary: "variational orthogonal features, trigonometric basis on [−a, a]: Kuu = I, Monte-Carlo ELBO, dense or diagonal S",
 		Paper:   "Burt, Rasmussen & van der Wilk (2020)",
 		Tasks:   []Task{Regression},
-		Params: append(vofParams(KernelDefaults{Kernel: "matern32", Choices: []string{"se", "matern12", "matern32", "matern52"},
+		Params: append(vofParams(KernelDefaults{Choices: []string{"se", "matern12", "matern32", "matern52"},
 			KernelDoc: "1-D stationary kernel"}),
 			ParamDoc{Name: "a", Kind: Float, Default: 0.0, Range: NonNegative,
 				Doc: "initial half-width a of the frequency interval; 0 = πJ / max|x| with J = (M−1)/2"},
@@ -76,6 +79,8 @@ func init() {
 				Doc: "ELBO used for training: mc (the paper's unbiased estimator; needs adam) or quadrature (deterministic Gauss–Legendre Kuf)"},
 		),
 		New:    func(p Params) (Model, error) { return newVOFModel(p, false) },
+		Fit:    vofRecipe,
+		FitDoc: vofFitDoc,
 		MaxDim: 1,
 		Needs:  vofNeeds("vof-trig"),
 		Check: func(p Params) error {
@@ -86,6 +91,18 @@ func init() {
 		},
 	})
 }
+
+// vofRecipe is VOF's fit: L-BFGS on a deterministic objective, Adam at
+// the paper's 5·10⁻⁴ on a stochastic one (the Monte-Carlo estimator or
+// minibatches), and at that step whenever a grid names adam.
+func vofRecipe(p Params, c FitCase) Recipe {
+	if p.String("estimator") == "mc" || c.Minibatch {
+		return Recipe{Optimizer: optim.Adam, LearningRate: vofDefaultLearningRate, Iterations: 5000, StopTol: DefaultStopTol}
+	}
+	return Recipe{Optimizer: optim.LBFGS, LearningRate: vofDefaultLearningRate, Iterations: 1000, StopTol: DefaultStopTol}
+}
+
+const vofFitDoc = "estimator = \"mc\" trains by Adam, a deterministic estimator by L-BFGS"
 
 // QSqrtDiagName is the diagonal of S^½ for covariance = diagonal.
 const QSqrtDiagName = "q_sqrt_diag"

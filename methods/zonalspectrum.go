@@ -33,6 +33,7 @@ func init() {
 			{Name: "quantity", Kind: String, Default: "kernel", Choices: []string{"kernel", "activation"},
 				Doc: "kernel: √λ_ℓ of the kernel; activation: |ζ_ℓ| of the unit (0 where it vanishes by parity)"},
 		}),
+		Fit: NoFit,
 		New: func(p Params) (Model, error) { return &zonalSpectrum{p: p}, nil },
 	})
 }

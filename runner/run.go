@@ -374,6 +374,9 @@ type outcome struct {
 	metrics    []results.Metric
 	hyper      []results.Hyperparameter
 	provenance string
+	// recipe is the fit recipe the run resolved on its training set (nil
+	// when it did not get that far).
+	recipe *methods.Recipe
 }
 
 // one executes and records a single run. The returned error is only for
@@ -514,11 +517,20 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 	if rec.Status == results.StatusDone {
 		arts = oc.arts
 	}
+	if oc.recipe != nil { // what the fit ran, where the grid left settings to the method
+		rec.Params = rec.Params[:0]
+		for _, p := range spec.FlatParamsRan(*oc.recipe) {
+			rec.Params = append(rec.Params, results.Param{Name: p[0], Value: p[1]})
+		}
+	}
 	if err := r.Store.SaveLeased(lease, rec, ms, tr, arts); errors.Is(err, results.ErrLeaseLost) {
 		pr.abandoned(spec)
 		return statusAbandoned, nil, nil
 	} else if err != nil {
 		return "", nil, err
+	}
+	if absent != nil {
+		pr.absentData(spec)
 	}
 	pr.finish(spec, rec, ms)
 	return rec.Status, absent, nil
@@ -572,6 +584,8 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	if spec.StopTol > 0 {
 		opt.Stop = stopRule(spec, data.Train.N())
 	}
+	rc := spec.Recipe(data.Train.N(), methods.Task(task))
+	oc.recipe = &rc
 	t0, cpu0 := time.Now(), processCPUSeconds()
 	oc.cpuSecs = math.NaN()
 	oc.fit, err = model.Fit(ctx, data.Train, opt, onProgress)

@@ -22,8 +22,6 @@ func TestDryRunChecksMethodsUpFront(t *testing.T) {
 		{"vff on yacht", `methods = ["vff", "sgpr"]
 datasets = ["yacht"]
 iterations = 2
-[grid.params]
-num_inducing = [16]
 `, 1, []string{"g.toml:4: grid[0].methods: dataset yacht (N ≤ 308, D = 6): method vff needs at least 12.6 EB", "M = 887503681"}},
 		{"iff on yacht", `methods = ["iff"]
 datasets = ["yacht"]
