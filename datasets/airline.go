@@ -86,9 +86,9 @@ func parsePlaneYears(path string, b []byte) (map[string]float64, error) {
 		y := math.NaN()
 		if iYear < len(f) {
 			if s := strings.TrimSpace(f[iYear]); !isNA(s) {
-				v, err := strconv.ParseFloat(s, 64)
-				if err != nil {
-					return nil, fmt.Errorf("datasets: %s:%d: year %q is not a number", path, ln+2, s)
+				v, problem := parseField(s)
+				if problem != "" {
+					return nil, fmt.Errorf("datasets: %s:%d: year: %s %q", path, ln+2, problem, s)
 				}
 				y = v
 			}
@@ -328,15 +328,24 @@ func writeAirlineCache(path string, k airlineCacheKey, c airlineCounts, rows []i
 	return os.Rename(tmp.Name(), path)
 }
 
-// readAirlineCache returns the cached rows if the cache matches want.
+// readAirlineCache returns the cached rows if the cache file matches want.
 func readAirlineCache(path string, want airlineCacheKey) ([]int32, airlineCounts, string, bool) {
-	var c airlineCounts
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, c, "", false
+		return nil, airlineCounts{}, "", false
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, airlineCounts{}, "", false
+	}
+	return decodeAirlineCache(bufio.NewReaderSize(f, 1<<20), fi.Size(), want)
+}
+
+// decodeAirlineCache reads a cache of size bytes from r (split from
+// readAirlineCache so that FuzzAirlineCache runs without a file per input).
+func decodeAirlineCache(r io.Reader, size int64, want airlineCacheKey) ([]int32, airlineCounts, string, bool) {
+	var c airlineCounts
 	magic := make([]byte, len(airlineCacheMagic))
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != airlineCacheMagic {
 		return nil, c, "", false
@@ -361,7 +370,7 @@ func readAirlineCache(path string, want airlineCacheKey) ([]int32, airlineCounts
 		return nil, c, "", false
 	}
 	// A damaged count must not allocate more than the file can hold.
-	if fi, err := f.Stat(); err != nil || ints[8] > fi.Size()/4 {
+	if ints[8] > size/4 {
 		return nil, c, "", false
 	}
 	c = airlineCounts{ints[2], ints[3], ints[4], ints[5], ints[6], ints[7]}

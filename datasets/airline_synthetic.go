@@ -5,11 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
+	"sgplab/internal/goroutines"
 )
 
 // The airline-shaped synthetic set stands in for the 2008 US flight records
@@ -113,11 +113,9 @@ func drawAirlineSynthetic(n int, rng *rand.Rand) (train, test gp.Data) {
 	}
 	f := make([]float64, n)
 	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
+	var g goroutines.Group
 	for wk := 0; wk < workers; wk++ {
-		wg.Add(1)
-		go func(wk int) {
-			defer wg.Done()
+		g.Go(func() {
 			for i := wk; i < n; i += workers {
 				r := x.RawRowView(i)
 				var inter float64
@@ -137,9 +135,9 @@ func drawAirlineSynthetic(n int, rng *rand.Rand) (train, test gp.Data) {
 					0.01*r[3] + // plane age
 					0.7*inter
 			}
-		}(wk)
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	// Scale f to the target explained variance (fixed partition and order:
 	// a sequential pass, so the result is bitwise reproducible).
 	var mean, sq float64

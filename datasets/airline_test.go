@@ -141,7 +141,8 @@ func TestParseFlightsGenerated(t *testing.T) {
 
 	for _, tc := range []struct{ name, plane, flights, want string }{
 		{"plane header", "tail,year\nA,1\n", dataExpoHeader + "\n", "lacks the columns tailnum and year"},
-		{"plane year", "tailnum,year\nA,19x8\n", dataExpoHeader + "\n", "not a number"},
+		{"plane year", "tailnum,year\nA,19x8\n", dataExpoHeader + "\n", `p:2: year: non-numeric value "19x8"`},
+		{"plane year overflow", "tailnum,year\nA,1e999\n", dataExpoHeader + "\n", `p:2: year: number beyond float64's range ±1.8e308 (overflow) "1e999"`},
 		{"plane dup", "tailnum,year\nA,1990\nA,1991\n", dataExpoHeader + "\n", "duplicate tailnum"},
 		{"flight header", "tailnum,year\nA,1990\n", "Year,Month\n2008,1\n", "header lacks column DayofMonth"},
 		{"ragged", "tailnum,year\nA,1990\n", dataExpoHeader + "\n2008,1,2\n", "3 fields, header has 29"},

@@ -191,3 +191,28 @@ func Size(name string, params map[string]any) int {
 	}
 	return e.n
 }
+
+// Shape is what is known of a dataset's size before loading it, for the
+// checks a method makes before anything runs: n rows (the training rows
+// exactly when exact is set, as for a synthetic draw; otherwise at most,
+// the rows before the test split) and d input columns; 0 when unknown (a
+// user's CSV, or parameters that drop columns).
+func Shape(name string, params map[string]any) (n, d int, exact bool) {
+	e, err := lookup(name)
+	if err != nil {
+		return 0, 0, false
+	}
+	if e.gen != nil {
+		if e.gen.validate == nil {
+			if c, err := e.gen.resolve(params); err == nil {
+				return c.n, c.dim, true
+			}
+		}
+		return Size(name, params), e.d, false
+	}
+	d = e.d
+	if drop, _ := params["drop_constant_inputs"].(bool); drop {
+		d = 0
+	}
+	return Size(name, params), d, false
+}

@@ -244,10 +244,34 @@ func TestBadInput(t *testing.T) {
 		{"non-numeric", "1 2\n3 x\n", "f:2: field 2: non-numeric"},
 		{"nan", "1 2\nNaN 3\n", "f:2: field 1: non-finite"},
 		{"inf", "1 2\n\n3 +Inf\n", "f:3: field 2: non-finite"},
+		{"overflow", "1 2\n-1e999 3\n", `f:2: field 1: number beyond float64's range ±1.8e308 (overflow) "-1e999"`},
 		{"empty", "\n\n", "no data rows"},
 	} {
 		if _, _, err := parseTable("f", []byte(tc.in), 0, false); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	// Index files: an index beyond the int range used to convert to −2⁶³
+	// and pass the range check (FuzzParseTable, "10000000000000000000").
+	for _, tc := range []struct {
+		name, in string
+		n        int
+		want     string // "" = valid
+	}{
+		{"in range", "0 99\n", 100, ""},
+		{"at n", "100\n", 100, "index 100 out of range [0, 100)"},
+		{"beyond int64", "10000000000000000000\n", 100, "index 1e+19 out of range [0, 100)"},
+		{"negative", "-1\n", 100, "index -1 out of range"},
+		{"fraction", "1.5\n", 100, "index 1.5 out of range"},
+		{"unbounded", "123456\n", 0, ""},
+		{"unbounded beyond int64", "1e19\n", 0, "1e+19 is not a non-negative integer below 2⁵³"},
+	} {
+		idx, err := ints("f", []byte(tc.in), tc.n)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("ints %s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("ints %s: got %v, %v; want an error with %q", tc.name, idx, err, tc.want)
 		}
 	}
 	for _, tc := range []struct {

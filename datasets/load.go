@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -114,12 +115,9 @@ func parseTable(path string, b []byte, sep byte, header bool) ([]float64, int, e
 			return nil, 0, fmt.Errorf("%s:%d: ragged row: %d fields, expected %d", path, line, len(fields), cols)
 		}
 		for j, f := range fields {
-			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if err != nil {
-				return nil, 0, fmt.Errorf("%s:%d: field %d: non-numeric value %q", path, line, j+1, f)
-			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, 0, fmt.Errorf("%s:%d: field %d: non-finite value %q", path, line, j+1, f)
+			v, problem := parseField(strings.TrimSpace(f))
+			if problem != "" {
+				return nil, 0, fmt.Errorf("%s:%d: field %d: %s %q", path, line, j+1, problem, f)
 			}
 			vals = append(vals, v)
 		}
@@ -128,6 +126,29 @@ func parseTable(path string, b []byte, sep byte, header bool) ([]float64, int, e
 		return nil, 0, fmt.Errorf("%s: no data rows", path)
 	}
 	return vals, cols, nil
+}
+
+// parseField parses one numeric field, or says what is wrong with it: a number
+// beyond float64's range (which ParseFloat reports as an error, but is not
+// "non-numeric"), NaN or ±Inf written out, or no number at all.
+func parseField(s string) (v float64, problem string) {
+	v, err := strconv.ParseFloat(s, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, "number beyond float64's range ±1.8e308 (overflow)"
+	case err != nil:
+		return 0, "non-numeric value"
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, "non-finite value"
+	}
+	return v, ""
+}
+
+// isNumber reports whether s is written as a number, even one that
+// overflows: a first row of such fields is data, not a header.
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 // columns builds X from the given columns and y from column target.
@@ -158,9 +179,18 @@ func ints(path string, b []byte, n int) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Compared as floats: int(v) of a v beyond the int range is undefined
+	// (−2⁶³ on amd64 for 1e19, which then passed for a valid index).
+	limit := float64(n)
+	if n <= 0 {
+		limit = 1 << 53 // every integer below is exact
+	}
 	out := make([]int, len(vals))
 	for i, v := range vals {
-		if v != math.Trunc(v) || v < 0 || (n > 0 && int(v) >= n) {
+		if v != math.Trunc(v) || v < 0 || v >= limit {
+			if n <= 0 {
+				return nil, fmt.Errorf("%s: %v is not a non-negative integer below 2⁵³", path, v)
+			}
 			return nil, fmt.Errorf("%s: index %v out of range [0, %d)", path, v, n)
 		}
 		out[i] = int(v)

@@ -7,13 +7,13 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sort"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
+	"sgplab/internal/goroutines"
 )
 
 // paramSpec documents one generator parameter.
@@ -662,11 +662,9 @@ func sampleRFF(c config, x *mat.Dense, nf int, rng *rand.Rand) []float64 {
 	amp := math.Sqrt(2 * c.variance / float64(nf))
 	f := make([]float64, n)
 	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
+	var g goroutines.Group
 	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+		g.Go(func() {
 			for i := w; i < n; i += workers {
 				row := x.RawRowView(i)
 				var s float64
@@ -679,8 +677,8 @@ func sampleRFF(c config, x *mat.Dense, nf int, rng *rand.Rand) []float64 {
 				}
 				f[i] = amp * s
 			}
-		}(w)
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return f
 }

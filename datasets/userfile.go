@@ -44,7 +44,7 @@ var userParams = [][3]string{
 	{"target", "column", "target column: a header name or a 0-based index (default: the last column)"},
 	{"inputs", "columns", "input columns: one name or index, or a list of them; in a grid a list of lists, inputs = [[\"x1\", \"x2\"]], since a flat list sweeps (default: every column but the target and test_mask)"},
 	{"test_file", "string", "a second CSV (same columns) that is the test set: protocol test-file"},
-	{"test_mask", "column", "a column whose non-zero rows are the test set: protocol test-mask"},
+	{"test_mask", "column", "a 0/1 column whose rows with 1 are the test set, those with 0 the training set: protocol test-mask"},
 	{"test_fraction", "float", "fraction of rows drawn (PCG, seeded by split and seed) as the test set: protocol random-fraction (default 0.1)"},
 	{"n", "int", "use a random subset of n rows (before splitting; random-fraction only)"},
 }
@@ -308,7 +308,7 @@ func parseCSV(path string, in io.Reader, o userOptions, maxRows int) (*csvTable,
 			isHeader := o.header == 1
 			if o.header == -1 {
 				for _, f := range rec {
-					if _, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err != nil {
+					if !isNumber(strings.TrimSpace(f)) {
 						isHeader = true
 						break
 					}
@@ -331,14 +331,10 @@ func parseCSV(path string, in io.Reader, o userOptions, maxRows int) (*csvTable,
 		row := make([]float64, len(rec))
 		for j, f := range rec {
 			s := strings.TrimSpace(f)
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				what := "non-numeric value"
-				switch {
-				case s == "" || strings.EqualFold(s, "na") || strings.EqualFold(s, "nan") || strings.EqualFold(s, "null"):
+			v, what := parseField(s)
+			if what != "" {
+				if s == "" || strings.EqualFold(s, "na") || strings.EqualFold(s, "nan") || strings.EqualFold(s, "null") {
 					what = "missing value (remove or impute the row)"
-				case err == nil:
-					what = "non-finite value"
 				}
 				return nil, fmt.Errorf("datasets: csv: %s:%d: column %s: %s %q", path, line, t.colName(j), what, s)
 			}
@@ -501,6 +497,31 @@ func (o userOptions) sameLayout(t, tt *csvTable, inputs []int, target int) error
 	return nil
 }
 
+// maskRows splits the rows of t by the test_mask column: 1 marks a test
+// row, 0 a training row. Any other value is refused with its line (a
+// feature column picked by mistake would otherwise make every row a test
+// row), and so is a mask that leaves either set empty.
+func (t *csvTable) maskRows(mask int) (train, test []int, err error) {
+	for i, r := range t.rows {
+		switch r[mask] {
+		case 0:
+			train = append(train, i)
+		case 1:
+			test = append(test, i)
+		default:
+			return nil, nil, fmt.Errorf("datasets: csv: %s:%d: test_mask column %s is %v; a test mask is 1 for a test row and 0 for a training row", t.path, t.lines[i], t.colName(mask), r[mask])
+		}
+	}
+	if len(train) == 0 || len(test) == 0 {
+		v, set := 1, "training"
+		if len(test) == 0 {
+			v, set = 0, "test"
+		}
+		return nil, nil, fmt.Errorf("datasets: csv: %s: test_mask column %s is %d on every row, which leaves no %s rows (1 marks a test row, 0 a training row)", t.path, t.colName(mask), v, set)
+	}
+	return train, test, nil
+}
+
 // data builds X and y from rows of t.
 func (t *csvTable) data(inputs []int, target int, rows []int) gp.Data {
 	x := mat.NewDense(max(len(rows), 1), len(inputs), nil)
@@ -608,16 +629,12 @@ func prepareUser(req Request) (*Prepared, error) {
 		if req.Split != 0 {
 			return nil, fmt.Errorf("datasets: csv: protocol test-mask has one split (0), not %d", req.Split)
 		}
-		var tr, te []int
-		for i, r := range t.rows {
-			if r[mask] != 0 {
-				te = append(te, i)
-			} else {
-				tr = append(tr, i)
-			}
+		tr, te, err := t.maskRows(mask)
+		if err != nil {
+			return nil, err
 		}
 		train, test = t.data(inputs, target, tr), t.data(inputs, target, te)
-		prov.Notes = append(prov.Notes, fmt.Sprintf("test set: rows with test_mask column %s ≠ 0", t.colName(mask)))
+		prov.Notes = append(prov.Notes, fmt.Sprintf("test set: rows with test_mask column %s = 1", t.colName(mask)))
 	default:
 		tab := &table{y: make([]float64, len(t.rows))}
 		params := map[string]any{}

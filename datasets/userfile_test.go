@@ -137,7 +137,11 @@ func TestUserCSVErrors(t *testing.T) {
 		{"header only", map[string]any{"file": "BODY"}, "a,b\n", "", "", "no data rows"},
 		{"name without header", map[string]any{"file": "BODY", "target": "b"}, "1,2\n3,4\n", "", "", "names a column, but the file has no header"},
 		{"three classes", map[string]any{"file": file, "target": "x1"}, "", Classification, "", "classification needs exactly 2 target values, found 10"},
-		{"mask leaves no training rows", map[string]any{"file": file, "test_mask": "x2", "target": "y"}, "", "", "", "protocol test-mask leaves 0 training and 10 test rows"},
+		{"overflow", map[string]any{"file": "BODY", "header": false}, "1,2\n3,1e999\n", "", "", `d2.csv:2: column 1: number beyond float64's range ±1.8e308 (overflow) "1e999"`},
+		{"overflow in the first row is data", map[string]any{"file": "BODY"}, "1e999,2\n3,4\n", "", "", `d2.csv:1: column 0: number beyond float64's range ±1.8e308 (overflow) "1e999"`},
+		{"mask not 0/1", map[string]any{"file": file, "test_mask": "x2", "target": "y"}, "", "", "", `d.csv:2: test_mask column 1 ("x2") is 10; a test mask is 1 for a test row and 0 for a training row`},
+		{"mask all 1", map[string]any{"file": "BODY", "test_mask": "m"}, "x,m,y\n1,1,2\n3,1,4\n", "", "", `test_mask column 1 ("m") is 1 on every row, which leaves no training rows`},
+		{"mask all 0", map[string]any{"file": "BODY", "test_mask": "m"}, "x,m,y\n1,0,2\n3,0,4\n", "", "", `test_mask column 1 ("m") is 0 on every row, which leaves no test rows`},
 		{"changed file", map[string]any{"file": file}, "", "", strings.Repeat("0", 64), "changed since the grid was expanded"},
 		{"bad delimiter", map[string]any{"file": file, "delimiter": ";;"}, "", "", "", "want one character"},
 	}

@@ -333,7 +333,7 @@ func (d *defaultReport) againstM(ds string, q quality, rc *renderCtx) *figure {
 		if c.dataset != ds {
 			continue
 		}
-		if exactMethods[c.method] {
+		if isExact(c.method) {
 			refs = append(refs, c)
 			continue
 		}
@@ -381,7 +381,7 @@ func (d *defaultReport) againstM(ds string, q quality, rc *renderCtx) *figure {
 		caption += fmt.Sprintf(" Dashed horizontal lines: exact %s (mean over splits, shaded ±1 sample standard deviation).", strings.Join(refNames, ", "))
 	}
 	if len(noM) > 0 {
-		caption += fmt.Sprintf(" Not drawn: %s (no M recorded: neither metric x_num_inducing or num_features nor parameter num_inducing or num_features).", strings.Join(sortedKeys(noM), ", "))
+		caption += fmt.Sprintf(" Not drawn: %s (no M recorded: neither metric num_features or x_num_inducing nor parameter num_inducing or num_features).", strings.Join(sortedKeys(noM), ", "))
 	}
 	caption += d.hollowNote(hollow)
 	f.describe = caption
@@ -715,7 +715,7 @@ func (d *defaultReport) traceFigure(ds string, traced []tracedRun, traces map[st
 	}
 	what := "its ELBO"
 	for _, t := range with {
-		if exactMethods[t.c.method] {
+		if isExact(t.c.method) {
 			what += ", or the log marginal likelihood for exact GPR"
 			break
 		}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"sgplab/methods"
 )
 
 // A config without [[table]] and [[figure]] sections (an ad-hoc sweep)
@@ -28,8 +30,13 @@ import (
 // methods (a kernel, a jitter, an iteration count) is a method's setting,
 // listed once in index.md.
 
-// exactMethods are drawn as horizontal reference lines against M.
-var exactMethods = map[string]bool{"gpr": true, "agpr": true}
+// isExact reports whether a method is exact by its registration (an exact
+// GP is drawn as a horizontal reference line against M); a method this
+// build does not know is not.
+func isExact(method string) bool {
+	m, err := methods.Lookup(method)
+	return err == nil && m.Exact
+}
 
 // sizeSources are where a run's effective number of inducing variables is
 // read, the first found winning: the metric every sparse method records,
@@ -38,14 +45,14 @@ var sizeSources = []struct {
 	metric bool
 	name   string
 }{
-	{true, "x_num_inducing"}, {true, "num_features"}, {false, "num_inducing"}, {false, "num_features"},
+	{true, "num_features"}, {true, "x_num_inducing"}, {false, "num_inducing"}, {false, "num_features"},
 }
 
 // sizeParams set M; they are the M axis, never a series of their own.
 var sizeParams = map[string]bool{"num_inducing": true, "num_features": true}
 
 // sizeOf is a run's effective M and where it was read ("metric
-// x_num_inducing", "parameter num_inducing").
+// num_features", "parameter num_inducing").
 func sizeOf(r *run) (float64, string, bool) {
 	for _, s := range sizeSources {
 		if s.metric {
@@ -225,7 +232,7 @@ func sweepKey(r *run) string {
 
 func (d *defaultReport) anyExact() bool {
 	for _, c := range d.configs {
-		if exactMethods[c.method] {
+		if isExact(c.method) {
 			return true
 		}
 	}
@@ -607,12 +614,12 @@ func fmtFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// sizeNote says where M was read, per method: "metric x_num_inducing for
+// sizeNote says where M was read, per method: "metric num_features for
 // sgpr, svgp; parameter num_features for vof-trig; none for vff".
 func (d *defaultReport) sizeNote() string {
 	bySource := map[string]map[string]bool{}
 	for _, c := range d.configs {
-		if exactMethods[c.method] {
+		if isExact(c.method) {
 			continue
 		}
 		src := c.mSource

@@ -34,9 +34,9 @@
 // A config without [[table]] and [[figure]] sections (an ad-hoc sweep) gets
 // the default report (defaultreport.go, defaultfigures.go), which answers
 // "which method, at what cost" per dataset: test NLPD and RMSE against the
-// effective number of inducing variables M (metric x_num_inducing, else
-// num_features, else the num_inducing or num_features parameter; the
-// caption says which) with exact GPR as a dashed reference line
+// effective number of inducing variables M (metric num_features, which
+// every sparse method records; x_num_inducing on older databases; else
+// the num_inducing or num_features parameter; the caption says which) with exact GPR as a dashed reference line
 // (nlpd-vs-m-DATASET.png, rmse-vs-m-DATASET.png), a Pareto front of test
 // NLPD against training CPU seconds (pareto-DATASET.png), the optimiser's
 // objective against iteration for one run per method (trace-DATASET.png),

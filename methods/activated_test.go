@@ -62,11 +62,11 @@ func TestActivatedSVGPFit(t *testing.T) {
 	if r := rmse(pred.Mean, test.Y); r > 0.1 {
 		t.Errorf("test RMSE %.3f", r)
 	}
-	m := model.(*activatedModel)
+	m := sparseOf(t, model)
 	tp := ad.NewTape()
 	b := m.set.Bind(tp)
 	ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, columnOf(train.Y)) }
-	want, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), tp.Const(train.X), ve, m.q(b), train.N(), m.opts())
+	want, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat().Bind(b, inducingPfx), tp.Const(train.X), ve, m.q(b, 0), train.N(), m.opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,13 +158,13 @@ func TestActivatedSVGPReachesHarmonicBound(t *testing.T) {
 	if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 0, Seed: 1}, nil); err != nil {
 		t.Fatal(err)
 	}
-	m := model.(*activatedModel)
+	m := sparseOf(t, model)
 	for _, n := range m.set.Names() {
 		m.set.SetTrainable(n == QMuName || n == QSqrtName, n)
 	}
 	rep, err := Train(context.Background(), m.set, func(tp *ad.Tape, b *param.Bound) (*ad.Node, error) {
 		ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, columnOf(train.Y)) }
-		out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), tp.Const(train.X), ve, m.q(b), train.N(), m.opts())
+		out, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat().Bind(b, inducingPfx), tp.Const(train.X), ve, m.q(b, 0), train.N(), m.opts())
 		return out, err
 	}, optimSettingsLBFGS(2000), "lbfgs", time.Now(), nil)
 	if err != nil {

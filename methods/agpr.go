@@ -22,7 +22,7 @@ import (
 // at the variance parameter whatever D is.
 func init() {
 	var docs []ParamDoc
-	for _, d := range KernelParamsFor(KernelDefaults{Kernel: "matern32", Choices: []string{"se", "matern12", "matern32", "matern52"},
+	for _, d := range KernelParamsFor(KernelDefaults{Kernel: "se", Choices: []string{"se", "matern12", "matern32", "matern52"},
 		KernelDoc: "1-D stationary kernel k_d of every input dimension"}) {
 		switch d.Name {
 		case "ard":
@@ -40,10 +40,13 @@ func init() {
 		Paper:   "baseline A-GPR in Dutordoir, Durrande & Hensman (2020)",
 		Tasks:   []Task{Regression},
 		Params: concat(docs, NoiseParams(), []ParamDoc{
-			{Name: "jitter", Kind: Float, Default: 0.0, Doc: "added to the diagonal of K + σ²I before factorising it"},
-			{Name: "max_points", Kind: Int, Default: 20000, Doc: "refuse training sets larger than this (O(N²) memory)"},
+			{Name: "jitter", Kind: Float, Default: 0.0, Range: NonNegative, Doc: "added to the diagonal of K + σ²I before factorising it"},
+			{Name: "max_points", Kind: Int, Default: 20000, Range: Count, Doc: "refuse training sets larger than this (O(N²) memory)"},
 		}),
-		New: newExactGPR("agpr", newAdditiveKernel),
+		New:   newExactGPR("agpr", newAdditiveKernel),
+		Fit:   exactRecipe,
+		Exact: true,
+		Needs: exactNeeds(0),
 	})
 }
 

@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -92,6 +93,12 @@ func additiveData(n, dim, dup int, seed uint64) gp.Data {
 
 func fitAGPR(t *testing.T, params map[string]any, train gp.Data, iters int) *gprModel {
 	t.Helper()
+	if _, set := params["kernel"]; !set {
+		// The naive references (naiveAdditiveGP, gpr's matern32) are
+		// Matérn-3/2, agpr's default before it shared the SE default.
+		params = maps.Clone(params)
+		params["kernel"] = "matern32"
+	}
 	return fitExactGPR(t, "agpr", params, train, iters)
 }
 
@@ -235,7 +242,7 @@ func TestAGPRBadInput(t *testing.T) {
 	}{
 		{map[string]any{"lengthscales": []any{1.0, 2.0}}, "lengthscales has 2 values for 3 input dimensions"},
 		{map[string]any{"kernel": "periodic"}, "matern32"},
-		{map[string]any{"variance": -1.0}, "variance must be positive"},
+		{map[string]any{"variance": -1.0}, `parameter "variance": -1 is out of range: want > 0`},
 		{map[string]any{"ard": true}, "no parameter \"ard\""},
 	} {
 		m, err := Build("agpr", c.params)

@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
-	"sgplab/gp/features"
 	"sgplab/gp/inducing"
 	"sgplab/gp/inference"
 	"sgplab/gp/kernels"
@@ -70,8 +69,8 @@ func KernelParamsFor(d KernelDefaults) []ParamDoc {
 		lsDoc = "initial lengthscale (one value: the method is 1-D)"
 	}
 	out = append(out,
-		ParamDoc{Name: "variance", Kind: Float, Default: cmp.Or(d.Variance, 1.0), Doc: "initial kernel variance"},
-		ParamDoc{Name: "lengthscales", Kind: Floats, Default: []float64{cmp.Or(d.Lengthscale, 1.0)}, Doc: lsDoc})
+		ParamDoc{Name: "variance", Kind: Float, Default: cmp.Or(d.Variance, 1.0), Range: Positive, Doc: "initial kernel variance"},
+		ParamDoc{Name: "lengthscales", Kind: Floats, Default: []float64{cmp.Or(d.Lengthscale, 1.0)}, Range: Positive, Doc: lsDoc})
 	if !d.OneD {
 		out = append(out, ParamDoc{Name: "ard", Kind: Bool, Default: true, Doc: "one lengthscale per input dimension"})
 	}
@@ -83,23 +82,24 @@ func NoiseParams() []ParamDoc { return NoiseParamsFor(1) }
 
 // NoiseParamsFor documents the Gaussian noise variance with initial value v.
 func NoiseParamsFor(v float64) []ParamDoc {
-	return []ParamDoc{{Name: "noise_variance", Kind: Float, Default: v, Doc: "initial Gaussian noise variance"}}
+	return []ParamDoc{{Name: "noise_variance", Kind: Float, Default: v, Range: Positive, Doc: "initial Gaussian noise variance"}}
 }
 
 // InducingParams documents the number and initialisation of inducing inputs.
 func InducingParams(defaultM int) []ParamDoc {
 	return []ParamDoc{
-		{Name: "num_inducing", Kind: Int, Default: defaultM, Doc: "number of inducing inputs M (capped at N)"},
+		{Name: "num_inducing", Kind: Int, Default: defaultM, Range: Count,
+			Doc: "number of inducing inputs M, capped at the number of training rows N (a run records the M it used as num_features; validation warns when the dataset is known to be smaller)"},
 		{Name: "inducing_init", Kind: String, Default: "kmeans", Choices: []string{"kmeans", "greedy", "random", "file"},
 			Doc: "initial Z: k-means centres (of at most 20 000 random training inputs), greedy conditional variance, a random subset of X, or z_file"},
-		{Name: "z_file", Kind: String, Doc: "CSV of inducing inputs (one per row; optional header) for inducing_init = file; num_inducing is then ignored"},
+		{Name: "z_file", Kind: String, Doc: "CSV of inducing inputs (one per row; optional header) for inducing_init = file; it must have num_inducing rows (checked before anything runs)"},
 		{Name: "train_inducing", Kind: Bool, Default: true, Doc: "optimise Z with the hyperparameters"},
 	}
 }
 
 // NumericParams documents the jitter.
 func NumericParams() []ParamDoc {
-	return []ParamDoc{{Name: "jitter", Kind: Float, Default: inference.DefaultJitter, Doc: "added to the diagonal of Kuu before factorising it"}}
+	return []ParamDoc{{Name: "jitter", Kind: Float, Default: inference.DefaultJitter, Range: NonNegative, Doc: "added to the diagonal of Kuu before factorising it"}}
 }
 
 func concat(docs ...[]ParamDoc) []ParamDoc {
@@ -143,34 +143,14 @@ func newRegressionSet(kern kernels.Kernel, p Params) (*param.Set, error) {
 	return s, nil
 }
 
-// checkPositive fails for parameters that are not positive and finite.
-func checkPositive(method string, p Params, names ...string) error {
-	for _, n := range names {
-		if !p.Has(n) {
-			continue
-		}
-		if v := p.Float(n); !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s: %s must be positive and finite, got %v", method, n, v)
-		}
+// standardKernel is the kernel builder of the sparse methods whose kernel
+// is any base or additive kernel (NewKernel).
+func standardKernel(p Params, dim int, s *param.Set) (kernels.Kernel, error) {
+	k, err := NewKernel(p, dim)
+	if err != nil {
+		return nil, err
 	}
-	ls := initialLengthscales(p)
-	if len(ls) == 0 && p.Has("lengthscales") {
-		return fmt.Errorf("%s: lengthscales is empty; give one value or one per input dimension", method)
-	}
-	for _, l := range ls {
-		if !(l > 0) || math.IsInf(l, 0) {
-			return fmt.Errorf("%s: lengthscales must be positive and finite, got %v", method, ls)
-		}
-	}
-	return nil
-}
-
-// checkJitter fails for a negative or non-finite jitter.
-func checkJitter(method string, p Params) error {
-	if v := p.Float("jitter"); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("%s: jitter must be finite and ≥ 0, got %v", method, v)
-	}
-	return nil
+	return k, k.Declare(s, KernelPrefix)
 }
 
 // fitRNG is the random stream of one fit; stream separates uses.
@@ -178,12 +158,7 @@ func fitRNG(opt FitOptions, stream uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(opt.Seed, stream))
 }
 
-// InitInducing returns the initial inducing inputs (M×D) chosen as p says.
-// Greedy selection uses the kernel at its initial hyperparameters in s.
-func InitInducing(p Params, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng *rand.Rand) (*mat.Dense, error) {
-	return initInducing(p, p.Int("num_inducing"), x, kern, s, rng)
-}
-
+// initInducing draws count inducing inputs, capped at the rows of x.
 func initInducing(p Params, count int, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng *rand.Rand) (*mat.Dense, error) {
 	n, d := x.Dims()
 	m := min(count, n)
@@ -212,6 +187,9 @@ func initInducing(p Params, count int, x *mat.Dense, kern kernels.Kernel, s *par
 		z, err := inducing.FromCSV(p.String("z_file"), d)
 		if err != nil {
 			return nil, err
+		}
+		if rows, _ := z.Dims(); rows != count {
+			return nil, fmt.Errorf("z_file %s has %d rows but num_inducing = %d; with inducing_init = file M is the file's row count: set num_inducing = %d", p.String("z_file"), rows, count, rows)
 		}
 		return z, nil
 	}
@@ -331,14 +309,6 @@ func checkFinite(method string, x *mat.Dense) error {
 		}
 	}
 	return nil
-}
-
-// pointsBinder evaluates covariances against the inducing inputs in s.
-func pointsBinder(s *param.Set, kern kernels.Kernel, feat features.Feature) inference.Binder {
-	return func(t *ad.Tape) (kernels.Bound, features.Bound) {
-		b := s.Bind(t)
-		return kern.Bind(b, KernelPrefix), feat.Bind(b, inducingPfx)
-	}
 }
 
 // regressionPrediction adds the Gaussian noise to the latent marginals.

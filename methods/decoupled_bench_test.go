@@ -32,7 +32,7 @@ func BenchmarkODVFFStep(b *testing.B) {
 				x, y := bt.next()
 				tape := ad.NewTape()
 				bd := m.set.Bind(tape)
-				blocks := m.blocks(bd)
+				blocks := m.inferenceBlocks(bd)
 				fb := blocks[0].Feature
 				blocks[0].Feature = features.WithKuu(fb, features.AllForms, func(k kernels.Bound, tries int) (features.KuuStructure, error) {
 					st, err := features.StructureOf(k, fb, tries, features.AllForms)

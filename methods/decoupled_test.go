@@ -47,28 +47,16 @@ func firstColumn(d gp.Data) gp.Data {
 }
 
 // buildDecoupled declares a model's parameters on data without training.
-func buildDecoupled(t testing.TB, method string, raw map[string]any, train gp.Data, task Task) *decoupledModel {
+func buildDecoupled(t testing.TB, method string, raw map[string]any, train gp.Data, task Task) *sparseModel {
 	t.Helper()
-	model, err := Build(method, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := model.(*decoupledModel)
-	if m.lik, err = zonalLikelihood(method, m.p.String("likelihood"), task, m.p.Float("noise_variance"), train.Y); err != nil {
-		t.Fatal(err)
-	}
-	m.dim = train.D()
-	if err := m.build(train, FitOptions{Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return buildSparse(t, method, raw, train, task)
 }
 
 // perturbQ moves q away from its initial value so that every gradient
 // block is generic.
-func perturbQ(m *decoupledModel) {
+func perturbQ(m *sparseModel) {
 	var names []string
-	for _, g := range m.kind.groups {
+	for _, g := range m.blocks {
 		names = append(names, g.QMu(), g.QSqrt())
 	}
 	for i, name := range names {
@@ -107,7 +95,7 @@ func TestDecoupledMethodGradients(t *testing.T) {
 				perturbQ(m)
 				obj := func(tape *ad.Tape, b *param.Bound) (*ad.Node, error) {
 					ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, columnOf(data.Y)) }
-					out, _, err := inference.BlockELBO(m.kern.Bind(b, KernelPrefix), m.blocks(b), tape.Const(data.X), ve, 0, m.opts())
+					out, _, err := inference.BlockELBO(m.kern.Bind(b, KernelPrefix), m.inferenceBlocks(b), tape.Const(data.X), ve, 0, m.opts())
 					return out, err
 				}
 				checkSetGradient(t, m.set, obj, 2e-6)
@@ -200,7 +188,7 @@ func TestDecoupledMethodsFit(t *testing.T) {
 			if r > 0.25 {
 				t.Errorf("test RMSE %.3g (the noise-free signal has std ≈ 0.8)", r)
 			}
-			terms, err := model.(*decoupledModel).PredictTerms(test.X)
+			terms, err := sparseOf(t, model).PredictTerms(test.X)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +217,7 @@ func TestDecoupledMethodsBadInput(t *testing.T) {
 		want   string
 	}{
 		{"odvgp", map[string]any{"num_inducing": int64(20), "num_orthogonal": int64(20)}, "exceed the 30 training inputs"},
-		{"odvgp", map[string]any{"num_orthogonal": int64(0)}, "num_orthogonal must be ≥ 1"},
+		{"odvgp", map[string]any{"num_orthogonal": int64(0)}, `parameter "num_orthogonal": 0 is out of range: want ≥ 1`},
 		{"odvff", map[string]any{"interval_lower": []any{-1.0}, "interval_upper": []any{1.0}}, "training inputs"},
 		{"solvegp", map[string]any{"likelihood": "poisson"}, "likelihood"},
 	} {

@@ -38,17 +38,3 @@ func exactLMLOf(kern kernels.Kernel, set *param.Set, prefix, noise string, train
 	}
 	return lml.Scalar(), nil
 }
-
-// ExactLML is the exact L at IFF's fitted kernel and noise (the kernel IFF's
-// spectral density comes from).
-func (m *iffModel) ExactLML(train gp.Data) (float64, error) {
-	return exactLMLOf(m.kern, m.set, KernelPrefix, "noise_variance", train)
-}
-
-// ExactLML is the exact L at the fitted product (or additive) Matérn
-// kernel of VFF, B-spline and additive-VFF models.
-func (m *intervalModel) ExactLML(train gp.Data) (float64, error) {
-	// Both the collapsed and the SVGP objective declare the Gaussian noise
-	// variance as "noise_variance" (the likelihood's name under prefix "").
-	return exactLMLOf(m.kern, m.set, KernelPrefix, "noise_variance", train)
-}

@@ -43,11 +43,12 @@ func init() {
 		Params: []ParamDoc{
 			{Name: "feature", Kind: String, Default: "vish-s2", Choices: []string{"vff-2d", "vish-s2", "harmonic-s2"},
 				Doc: "vff-2d: products of 1-D Fourier features; vish-s2: spherical harmonics on S²; harmonic-s2: a map of one harmonic"},
-			{Name: "num_features", Kind: Int, Default: 49, Doc: "M of the selection drawn in selected_variance (a square for vff-2d, complete levels for vish-s2)"},
-			{Name: "size", Kind: Int, Default: 13, Doc: "vff-2d: 1-D basis functions per axis; vish-s2: levels drawn (0…size−1)"},
-			{Name: "harmonic", Kind: Int, Default: 0, Doc: "harmonic-s2: index ℓ² + k of the harmonic (k = 0…2ℓ)"},
-			{Name: "grid_n", Kind: Int, Default: 61, Doc: "harmonic-s2: polar-angle grid points (2 grid_n − 1 azimuths)"},
+			{Name: "num_features", Kind: Int, Default: 49, Range: Count, Doc: "M of the selection drawn in selected_variance (a square for vff-2d, complete levels for vish-s2)"},
+			{Name: "size", Kind: Int, Default: 13, Range: Between(1, 200), Doc: "vff-2d: 1-D basis functions per axis; vish-s2: levels drawn (0…size−1)"},
+			{Name: "harmonic", Kind: Int, Default: 0, Range: Between(0, 399), Doc: "harmonic-s2: index ℓ² + k of the harmonic (k = 0…2ℓ)"},
+			{Name: "grid_n", Kind: Int, Default: 61, Range: Between(3, 1000), Doc: "harmonic-s2: polar-angle grid points (2 grid_n − 1 azimuths)"},
 		},
+		Fit: NoFit,
 		New: newFeatureMaps,
 	})
 }
@@ -58,19 +59,7 @@ type featureMaps struct {
 	labels map[string][]string
 }
 
-func newFeatureMaps(p Params) (Model, error) {
-	switch {
-	case p.Int("size") < 1 || p.Int("size") > 200:
-		return nil, fmt.Errorf("feature-maps: size = %d must be in 1…200", p.Int("size"))
-	case p.Int("num_features") < 1:
-		return nil, fmt.Errorf("feature-maps: num_features must be ≥ 1, got %d", p.Int("num_features"))
-	case p.Int("harmonic") < 0 || p.Int("harmonic") >= 400:
-		return nil, fmt.Errorf("feature-maps: harmonic = %d must be in 0…399 (levels up to 19)", p.Int("harmonic"))
-	case p.Int("grid_n") < 3 || p.Int("grid_n") > 1000:
-		return nil, fmt.Errorf("feature-maps: grid_n = %d must be in 3…1000", p.Int("grid_n"))
-	}
-	return &featureMaps{p: p}, nil
-}
+func newFeatureMaps(p Params) (Model, error) { return &featureMaps{p: p}, nil }
 
 // matern32Density1D is the Matérn-3/2 spectral density with unit variance
 // and lengthscale at angular frequency ω: 4λ³/(λ² + ω²)², λ = √3.

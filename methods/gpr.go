@@ -26,12 +26,22 @@ func init() {
 		Params: concat(KernelParamsFor(KernelDefaults{Choices: gprKernelChoices()}), NoiseParams(), []ParamDoc{
 			// No default, so that the run ids of grids that do not set it
 			// stay what they were; unset means the kernels' default, 1.
-			{Name: "period", Kind: Float, Doc: "initial period of a periodic kernel or component, trained with the other hyperparameters (unset: 1)"},
-			{Name: "jitter", Kind: Float, Default: 0.0, Doc: "added to the diagonal of K + σ²I before factorising it"},
-			{Name: "max_points", Kind: Int, Default: 20000, Doc: "refuse training sets larger than this (O(N²) memory)"},
+			{Name: "period", Kind: Float, Range: Positive, Doc: "initial period of a periodic kernel or component, trained with the other hyperparameters (unset: 1)"},
+			{Name: "jitter", Kind: Float, Default: 0.0, Range: NonNegative, Doc: "added to the diagonal of K + σ²I before factorising it"},
+			{Name: "max_points", Kind: Int, Default: 20000, Range: Count, Doc: "refuse training sets larger than this (O(N²) memory)"},
 		}),
-		New: newExactGPR("gpr", newGPRKernel),
+		New:   newExactGPR("gpr", newGPRKernel),
+		Fit:   exactRecipe,
+		Exact: true,
+		Needs: exactNeeds(3),
 	})
+}
+
+// exactRecipe is the exact GPs' fit: L-BFGS on the log marginal
+// likelihood (always the full batch), up to 1000 iterations until
+// converged.
+func exactRecipe(Params, FitCase) Recipe {
+	return Recipe{Optimizer: optim.LBFGS, Iterations: 1000, StopTol: DefaultStopTol}
 }
 
 // gprKernelChoices are the common kernel choices and the Matérn + periodic
@@ -54,13 +64,29 @@ func newGPRKernel(p Params, dim int) (kernels.Kernel, error) {
 // prior covariance newKernel builds (gpr, agpr).
 func newExactGPR(name string, newKernel func(p Params, dim int) (kernels.Kernel, error)) func(Params) (Model, error) {
 	return func(p Params) (Model, error) {
-		if err := checkPositive(name, p, "variance", "noise_variance", "period"); err != nil {
-			return nil, err
-		}
-		if err := checkJitter(name, p); err != nil {
-			return nil, err
-		}
 		return &gprModel{name: name, p: p, newKernel: newKernel}, nil
+	}
+}
+
+// exactNeeds is the memory of exact GP regression: at least per N×N
+// matrices of 8N² bytes on the autodiff tape (K + σ²I, its Cholesky
+// factor, the adjoint; an additive kernel adds one K_d per dimension), and
+// max_points checked against the training set.
+func exactNeeds(per int) func(p Params, s Shape) (Plan, error) {
+	return func(p Params, s Shape) (Plan, error) {
+		if s.Exact && s.N > p.Int("max_points") {
+			return Plan{}, paramErr("max_points", fmt.Errorf("%d training rows exceed max_points = %d (exact GPR needs %s per N×N matrix)",
+				s.N, p.Int("max_points"), Bytes(floatBytes(float64(s.N)*float64(s.N)))))
+		}
+		k := float64(per)
+		if per == 0 { // additive: one N×N matrix per dimension besides the three
+			k = float64(s.D + 3)
+		}
+		n := float64(s.N)
+		// A variance and a lengthscale per dimension (ARD, or per
+		// component) and the noise.
+		return Plan{Memory: floatBytes(k * n * n), MemoryWhat: fmt.Sprintf("%g N×N matrices of N = %d training rows on the autodiff tape", k, s.N),
+			Params: max(s.D, 1) + 2}, nil
 	}
 }
 

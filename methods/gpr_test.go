@@ -108,7 +108,7 @@ func TestGPRPeriodParameter(t *testing.T) {
 		params map[string]any
 		want   string
 	}{
-		{map[string]any{"kernel": "sum(matern32,periodic)", "period": -0.5}, "period must be positive"},
+		{map[string]any{"kernel": "sum(matern32,periodic)", "period": -0.5}, `parameter "period": -0.5 is out of range: want > 0`},
 		{map[string]any{"kernel": "sum(matern32,cosine)"}, "sum(matern32,periodic)"},
 	} {
 		mm, err := Build("gpr", c.params)

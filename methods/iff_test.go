@@ -47,7 +47,7 @@ func TestIFFMethodFitsAndPredictsLikeExactGP(t *testing.T) {
 	if res.Extra["num_features"] != 120 {
 		t.Errorf("num_features = %v, want 120", res.Extra["num_features"])
 	}
-	m := model.(*iffModel)
+	m := sparseOf(t, model)
 	xs := mat.NewDense(25, 1, nil)
 	for i := 0; i < 25; i++ {
 		xs.Set(i, 0, -4.8+0.4*float64(i))
@@ -121,8 +121,8 @@ func TestIFFMethodBadInput(t *testing.T) {
 		want string
 	}{
 		{"unsupported kernel", map[string]any{"kernel": "periodic"}, train, "not one of: se, matern12"},
-		{"eps length", map[string]any{"eps": []any{0.1, 0.2}}, train, "eps has 2 values for 1 input"},
-		{"bad freqs", map[string]any{"freqs_per_dim": int64(0)}, train, "freqs_per_dim must be ≥ 1"},
+		{"eps length", map[string]any{"eps": []any{0.1, 0.2}}, train, "eps: 2 values for 1 input"},
+		{"bad freqs", map[string]any{"freqs_per_dim": int64(0)}, train, `parameter "freqs_per_dim": 0 is out of range: want ≥ 1`},
 		{"mask too small", map[string]any{"freqs_per_dim": int64(1)}, gp.Data{X: mat.NewDense(3, 5, []float64{
 			0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 3, 4, 5, 6}), Y: []float64{1, 2, 3}}, "mask keeps no frequency"},
 	} {

@@ -242,12 +242,12 @@ func TestSVGPMinibatchReportsFullELBO(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := model.(*svgpModel)
+			m := sparseOf(t, model)
 			tp := ad.NewTape()
 			b := m.set.Bind(tp)
 			y := columnOf(tc.data.Y)
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, y) }
-			want, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, inducingPfx), tp.Const(tc.data.X), ve, m.q(b), 0, m.opts())
+			want, _, err := inference.SVGP(m.kern.Bind(b, KernelPrefix), m.feat().Bind(b, inducingPfx), tp.Const(tc.data.X), ve, m.q(b, 0), 0, m.opts())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,17 +27,32 @@ func init() {
 		Paper:   "Burt, Rasmussen & van der Wilk (2020), Fig. 1",
 		Tasks:   []Task{Regression},
 		Params: concat([]ParamDoc{
-			{Name: "feature", Kind: String, Default: "vof-trig", Choices: []string{"vof-trig", "vof-hermite"}, Doc: "inducing features"},
+			{Name: "feature", Kind: String, Default: "vof-trig", Choices: []string{"vof-trig", "vof-hermite"}, Doc: "inducing features (a registered feature builder)"},
 		}, KernelParamsFor(KernelDefaults{Kernel: "matern32", Choices: []string{"se", "matern12", "matern32", "matern52"},
 			KernelDoc: "kernel family", Lengthscale: 0.2, OneD: true}), []ParamDoc{
-			{Name: "num_features", Kind: Int, Default: 31, Doc: "M (odd for vof-trig: M = 2J+1)"},
-			{Name: "a", Kind: Float, Default: 10.0, Doc: "vof-trig half-width of the frequency interval [−a, a]"},
-			{Name: "sigma_x", Kind: Float, Default: 1.0, Doc: "vof-hermite input-density std σx"},
+			{Name: "num_features", Kind: Int, Default: 31, Range: Count, Doc: "M (odd for vof-trig: M = 2J+1)"},
+			{Name: "a", Kind: Float, Default: 10.0, Range: Positive, Doc: "vof-trig half-width of the frequency interval [−a, a]"},
+			{Name: "sigma_x", Kind: Float, Default: 1.0, Range: Positive, Doc: "vof-hermite input-density std σx"},
 			{Name: "grid_low", Kind: Float, Default: -3.0, Doc: "grid start"},
 			{Name: "grid_high", Kind: Float, Default: 3.0, Doc: "grid end"},
-			{Name: "grid_n", Kind: Int, Default: 121, Doc: "grid points"},
+			{Name: "grid_n", Kind: Int, Default: 121, Range: Between(2, 2000), Doc: "grid points"},
 		}),
+		Fit: NoFit,
 		New: newKernelApprox,
+		Check: func(p Params) error {
+			if lo, hi := p.Float("grid_low"), p.Float("grid_high"); !(hi > lo) {
+				return paramErr("grid_high", fmt.Errorf("need grid_high > grid_low, got [%v, %v]", lo, hi))
+			}
+			if ls := initialLengthscales(p); len(ls) != 1 {
+				return paramErr("lengthscales", fmt.Errorf("%d values; the grid is 1-D, give one", len(ls)))
+			}
+			fb, err := Feature(p.String("feature"))
+			if err != nil {
+				return err
+			}
+			_, err = fb.Count(CountContext{Params: p, Shape: Shape{D: 1}})
+			return err
+		},
 	})
 }
 
@@ -53,43 +68,24 @@ type kernelApprox struct {
 func newKernelApprox(p Params) (Model, error) {
 	n := p.Int("grid_n")
 	lo, hi := p.Float("grid_low"), p.Float("grid_high")
-	switch {
-	case n < 2 || n > 2000:
-		return nil, fmt.Errorf("kernel-approx: grid_n = %d must be in 2…2000", n)
-	case !(hi > lo):
-		return nil, fmt.Errorf("kernel-approx: need grid_high > grid_low, got [%v, %v]", lo, hi)
-	case p.Int("num_features") < 1:
-		return nil, fmt.Errorf("kernel-approx: num_features must be ≥ 1")
-	}
-	if err := checkPositive("kernel-approx", p, "variance"); err != nil {
-		return nil, err
-	}
-	if ls := initialLengthscales(p); len(ls) != 1 {
-		return nil, fmt.Errorf("kernel-approx: lengthscales has %d values; the grid is 1-D, give one", len(ls))
-	}
 	k, err := NewKernel(p, 1)
 	if err != nil {
 		return nil, fmt.Errorf("kernel-approx: %w", err)
 	}
-	var f features.Feature
-	m := p.Int("num_features")
-	switch p.String("feature") {
-	case "vof-trig":
-		if m%2 == 0 {
-			return nil, fmt.Errorf("kernel-approx: vof-trig needs an odd num_features (M = 2J+1), got %d", m)
-		}
-		f, err = features.NewTrigVOF(k, (m-1)/2, p.Float("a"))
-	case "vof-hermite":
-		f, err = features.NewHermiteVOF(k, m, p.Float("sigma_x"))
-	}
+	fb, err := Feature(p.String("feature"))
 	if err != nil {
 		return nil, fmt.Errorf("kernel-approx: %w", err)
 	}
+	built, err := fb.Build(&FeatureContext{Params: p, Request: p.Int("num_features"), Kernel: k})
+	if err != nil {
+		return nil, fmt.Errorf("kernel-approx: %w", err)
+	}
+	f := built.Feature
 	s := param.NewSet()
-	if err := k.Declare(s, "kernel."); err != nil {
+	if err := k.Declare(s, KernelPrefix); err != nil {
 		return nil, err
 	}
-	if err := f.Declare(s, "feature."); err != nil {
+	if err := f.Declare(s, vofFeaturePrefix); err != nil {
 		return nil, err
 	}
 	grid := mat.NewDense(n, 1, nil)
@@ -114,8 +110,8 @@ func (m *kernelApprox) approx(x, z *mat.Dense) (*mat.Dense, error) {
 func (m *kernelApprox) solve(x, z *mat.Dense) (kx, solved *mat.Dense, err error) {
 	t := ad.NewTape()
 	b := m.set.Bind(t)
-	kb := m.kernel.Bind(b, "kernel.")
-	fb := m.feat.Bind(b, "feature.")
+	kb := m.kernel.Bind(b, KernelPrefix)
+	fb := m.feat.Bind(b, vofFeaturePrefix)
 	kx = fb.Kuf(kb, t.Const(x)).Value()
 	kz := kx
 	if z != x {
@@ -168,7 +164,7 @@ func (m *kernelApprox) Fit(ctx context.Context, train gp.Data, opt FitOptions, p
 		return FitResult{}, err
 	}
 	m.q = q
-	m.k = kernels.Matrix(m.kernel, m.set, "kernel.", m.grid, m.grid)
+	m.k = kernels.Matrix(m.kernel, m.set, KernelPrefix, m.grid, m.grid)
 	n, _ := q.Dims()
 	maxErr, sumSq := 0.0, 0.0
 	for i := 0; i < n; i++ {

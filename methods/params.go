@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
+
+	"sgplab/internal/suggest"
 )
 
 // Kind is the type of a method parameter.
@@ -40,7 +43,125 @@ type ParamDoc struct {
 	Kind    Kind
 	Default any      // nil means "no default" (optional, method decides)
 	Choices []string // valid values of a String parameter; empty means any
-	Doc     string
+	// Range is the valid range of an Int or Float parameter, or of every
+	// element of a Floats one; nil accepts any finite number. Every Float
+	// and Floats value must be finite and a Floats list non-empty whatever
+	// the range.
+	Range *Range
+	Doc   string
+	// Chooses names the parameter a value of this one sets (num_inducing
+	// of a feature set with a structure: frequencies, freqs_per_dim,
+	// max_level, bases; see the method's size rule). Given, it leaves the
+	// chosen parameter without its default; giving both is an error.
+	Chooses string
+}
+
+// Range is an interval of valid numbers: Min and Max are its ends when
+// HasMin and HasMax are set, excluded when MinOpen or MaxOpen is. Zero
+// additionally accepts 0 (a parameter's "automatic" value) outside it.
+type Range struct {
+	Min, Max         float64
+	HasMin, HasMax   bool
+	MinOpen, MaxOpen bool
+	Zero             bool
+}
+
+// AtLeast is [v, ∞).
+func AtLeast(v float64) *Range { return &Range{Min: v, HasMin: true} }
+
+// Above is (v, ∞).
+func Above(v float64) *Range { return &Range{Min: v, HasMin: true, MinOpen: true} }
+
+// Between is [lo, hi].
+func Between(lo, hi float64) *Range { return &Range{Min: lo, Max: hi, HasMin: true, HasMax: true} }
+
+// Ranges shared by many parameters.
+var (
+	Positive    = Above(0)   // variances, lengthscales, step sizes
+	NonNegative = AtLeast(0) // jitter, margins, iteration counts
+	Count       = AtLeast(1) // numbers of inducing variables, levels, samples
+)
+
+// OrZero is r that also accepts 0 ("automatic").
+func (r Range) OrZero() *Range { r.Zero = true; return &r }
+
+// Contains reports whether v lies in the range.
+func (r *Range) Contains(v float64) bool {
+	if r == nil {
+		return true
+	}
+	if r.Zero && v == 0 {
+		return true
+	}
+	if r.HasMin && (v < r.Min || r.MinOpen && v == r.Min) {
+		return false
+	}
+	return !(r.HasMax && (v > r.Max || r.MaxOpen && v == r.Max))
+}
+
+// String is the range in words, e.g. "> 0", "≥ 1", "in [0, 200]", "0 or ≥ 5".
+func (r *Range) String() string {
+	if r == nil {
+		return "any finite number"
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	var s string
+	switch {
+	case r.HasMin && r.HasMax:
+		lo, hi := "[", "]"
+		if r.MinOpen {
+			lo = "("
+		}
+		if r.MaxOpen {
+			hi = ")"
+		}
+		s = "in " + lo + num(r.Min) + ", " + num(r.Max) + hi
+	case r.HasMin && r.MinOpen:
+		s = "> " + num(r.Min)
+	case r.HasMin:
+		s = "≥ " + num(r.Min)
+	case r.HasMax && r.MaxOpen:
+		s = "< " + num(r.Max)
+	case r.HasMax:
+		s = "≤ " + num(r.Max)
+	default:
+		s = "any finite number"
+	}
+	if r.Zero {
+		s = "0 or " + s
+	}
+	return s
+}
+
+// check reports a value of d outside its range, or not finite.
+func (d ParamDoc) check(v any) error {
+	var xs []float64
+	switch x := v.(type) {
+	case float64:
+		xs = []float64{x}
+	case int:
+		xs = []float64{float64(x)}
+	case []float64:
+		if len(x) == 0 {
+			return fmt.Errorf("empty list; give at least one value (or leave %s out)", d.Name)
+		}
+		xs = x
+	default:
+		return nil
+	}
+	for i, x := range xs {
+		what := fmt.Sprint(x)
+		if d.Kind == Floats {
+			what = fmt.Sprintf("element %d (%v)", i, x)
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s is not finite; want a number %s", what, d.Range)
+		}
+		if !d.Range.Contains(x) {
+			return fmt.Errorf("%s is out of range: want %s", what, d.Range)
+		}
+	}
+	return nil
 }
 
 // Params are validated method parameters with defaults filled in.
@@ -69,24 +190,54 @@ func (m Method) Validate(raw map[string]any) (Params, error) {
 	for _, k := range keys {
 		d, ok := docs[k]
 		if !ok {
-			return Params{}, fmt.Errorf("method %s has no parameter %q; valid parameters: %s", m.Name, k, strings.Join(valid, ", "))
+			return Params{}, fmt.Errorf("method %s has no parameter %q%s; valid parameters: %s", m.Name, k, suggest.Hint(k, valid), strings.Join(valid, ", "))
 		}
 		v, err := convert(d, raw[k])
+		if err == nil {
+			err = d.check(v)
+		}
 		if err != nil {
 			return Params{}, fmt.Errorf("method %s, parameter %q: %w", m.Name, k, err)
 		}
 		p.values[k] = v
 	}
-	for _, d := range m.Params {
-		if _, set := p.values[d.Name]; !set && d.Default != nil {
-			v, err := convert(d, d.Default)
-			if err != nil {
-				panic(fmt.Sprintf("methods: %s: bad default for %s: %v", m.Name, d.Name, err))
+	for _, k := range keys {
+		if c := docs[k].Chooses; c != "" {
+			if _, both := raw[c]; both {
+				return Params{}, &ParamError{Param: k, Err: fmt.Errorf("method %s chooses %s from it; give %s or %s, not both", m.Name, c, k, c)}
 			}
-			p.values[d.Name] = v
 		}
 	}
+	for _, d := range m.Defaulted(raw) {
+		v, err := convert(d, d.Default)
+		if err == nil {
+			err = d.check(v)
+		}
+		if err != nil {
+			panic(fmt.Sprintf("methods: %s: bad default for %s: %v", m.Name, d.Name, err))
+		}
+		p.values[d.Name] = v
+	}
 	return p, nil
+}
+
+// Defaulted are the parameters whose defaults apply when raw gives the
+// others: those with a default that raw neither gives nor chooses by
+// another parameter (ParamDoc.Chooses).
+func (m Method) Defaulted(raw map[string]any) []ParamDoc {
+	chosen := map[string]bool{}
+	for _, d := range m.Params {
+		if _, given := raw[d.Name]; given && d.Chooses != "" {
+			chosen[d.Chooses] = true
+		}
+	}
+	var out []ParamDoc
+	for _, d := range m.Params {
+		if _, given := raw[d.Name]; !given && d.Default != nil && !chosen[d.Name] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func convert(d ParamDoc, v any) (any, error) {
@@ -114,7 +265,7 @@ func convert(d ParamDoc, v any) (any, error) {
 	case String:
 		if s, ok := v.(string); ok {
 			if len(d.Choices) > 0 && !contains(d.Choices, s) {
-				return nil, fmt.Errorf("%q is not one of: %s", s, strings.Join(d.Choices, ", "))
+				return nil, fmt.Errorf("%q is not one of: %s%s", s, strings.Join(d.Choices, ", "), suggest.Hint(s, d.Choices))
 			}
 			return s, nil
 		}

@@ -23,7 +23,10 @@ const (
 	Classification Task = "classification"
 )
 
-// Method describes one registered method.
+// Method describes one registered method: what it is, its parameters and
+// what a run of it will need, so that the runner learns everything it
+// checks before running from the method rather than from parameter names
+// (see Plan).
 type Method struct {
 	Name    string // registry key, e.g. "sgpr"
 	Summary string // one line for `sgplab methods`
@@ -32,6 +35,43 @@ type Method struct {
 	Params  []ParamDoc
 	// New builds an untrained model from validated parameters.
 	New func(p Params) (Model, error)
+
+	// Exact marks a method that factorises an N×N matrix every step and
+	// has no inducing variables (gpr, agpr).
+	Exact bool
+	// MaxDim is the largest input dimension the method handles (0: any),
+	// checked before anything runs once the dataset is known.
+	MaxDim int
+	// Check validates combinations of parameters that no single range
+	// expresses (each parameter's own range is its ParamDoc's); nil: none.
+	Check func(p Params) error
+	// Needs returns what a run with parameters p on data of shape s will
+	// need: its number of inducing variables M and a lower bound of its
+	// memory, or an error when it cannot run (a feature set too large to
+	// count, more inducing points than training rows). nil: nothing to
+	// declare (no inducing variables, negligible memory).
+	Needs func(p Params, s Shape) (Plan, error)
+
+	// Fit is the method's default fit recipe for parameters p in case c:
+	// what a run gets for every fit setting its grid leaves out (see
+	// Recipe). nil: DefaultRecipe.
+	Fit func(p Params, c FitCase) Recipe
+	// FitDoc says in words how the default recipe depends on the
+	// parameters, for `sgplab methods` ("" when it does not).
+	FitDoc string
+	// QInit says where q(u) starts, for `sgplab methods` ("": no q(u) or
+	// nothing beyond the parameters).
+	QInit string
+	// KernelName names the kernel a run with parameters p uses, for a
+	// method whose kernel is not its kernel parameter's value (nil: that
+	// value, or none).
+	KernelName func(p Params) string
+	// Legacy is the default recipe the method had before it declared
+	// Fit, when that differs (nil: it does not). A run whose recipe
+	// resolves differently under the two carries its recipe in its id, so
+	// that a stored result never means something else under an unchanged
+	// run id.
+	Legacy func(p Params, c FitCase) Recipe
 }
 
 // Supports reports whether the method handles task.
@@ -185,6 +225,9 @@ func Build(name string, raw map[string]any) (Model, error) {
 	}
 	p, err := m.Validate(raw)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.CheckParams(p); err != nil {
 		return nil, err
 	}
 	return m.New(p)

@@ -19,7 +19,7 @@ import (
 	"sgplab/gp/param"
 )
 
-func fitSGPR(t *testing.T, raw map[string]any, train gp.Data, opt FitOptions) (*sgprModel, FitResult) {
+func fitSGPR(t *testing.T, raw map[string]any, train gp.Data, opt FitOptions) (*sparseModel, FitResult) {
 	t.Helper()
 	model, err := Build("sgpr", raw)
 	if err != nil {
@@ -29,12 +29,12 @@ func fitSGPR(t *testing.T, raw map[string]any, train gp.Data, opt FitOptions) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	return model.(*sgprModel), res
+	return sparseOf(t, model), res
 }
 
 // boundAt evaluates the collapsed bound and its jitter directly at the
 // parameters a fitted sgpr model keeps.
-func boundAt(t *testing.T, m *sgprModel, train gp.Data) (float64, float64) {
+func boundAt(t *testing.T, m *sparseModel, train gp.Data) (float64, float64) {
 	t.Helper()
 	tape := ad.NewTape()
 	b := m.set.Bind(tape)
@@ -133,7 +133,7 @@ func TestSGPRReselectBadConfig(t *testing.T) {
 		raw  map[string]any
 		want string
 	}{
-		{map[string]any{"reselect_rounds": int64(-1)}, "reselect_rounds must be ≥ 0"},
+		{map[string]any{"reselect_rounds": int64(-1)}, `parameter "reselect_rounds": -1 is out of range: want ≥ 0`},
 		{map[string]any{"reselect_rounds": int64(3)}, "needs inducing_init = \"greedy\" and train_inducing = false"},
 		{map[string]any{"reselect_rounds": int64(3), "inducing_init": "greedy"}, "train_inducing = false"},
 	} {
@@ -234,7 +234,7 @@ func TestSGPRGivenValuesZeroIterations(t *testing.T) {
 	ls := []float64{0.6, 1.3}
 	for _, kname := range []string{"se", "matern32"} {
 		m, res := fitSGPR(t, map[string]any{"kernel": kname, "variance": variance, "lengthscales": []any{ls[0], ls[1]},
-			"noise_variance": noise, "inducing_init": "file", "z_file": writeCSV(t, z), "train_inducing": false}, train, FitOptions{Iterations: 0})
+			"noise_variance": noise, "inducing_init": "file", "z_file": writeCSV(t, z), "num_inducing": int64(7), "train_inducing": false}, train, FitOptions{Iterations: 0})
 		if res.Iterations != 0 || !mat.Equal(m.set.Value(InducingName), z) {
 			t.Fatalf("%s: %d iterations; Z %v", kname, res.Iterations, mat.Formatted(m.set.Value(InducingName)))
 		}
@@ -290,8 +290,8 @@ func TestGivenHyperparametersAllMethods(t *testing.T) {
 		opt    FitOptions
 	}{
 		{"gpr", nil, train, FitOptions{}},
-		{"sgpr", map[string]any{"inducing_init": "file", "z_file": zfile}, train, FitOptions{}},
-		{"svgp", map[string]any{"inducing_init": "file", "z_file": zfile}, train, FitOptions{}},
+		{"sgpr", map[string]any{"inducing_init": "file", "z_file": zfile, "num_inducing": int64(6)}, train, FitOptions{}},
+		{"svgp", map[string]any{"inducing_init": "file", "z_file": zfile, "num_inducing": int64(6)}, train, FitOptions{}},
 		{"iff", map[string]any{"freqs_per_dim": int64(6)}, train, FitOptions{}},
 		{"vof-hermite", map[string]any{"num_features": int64(5), "eval_samples": int64(0)}, train1, FitOptions{}},
 		{"vof-trig", map[string]any{"num_features": int64(5), "eval_samples": int64(0), "estimator": "quadrature"}, train1, FitOptions{}},
@@ -341,7 +341,7 @@ func TestGivenHyperparametersAllMethods(t *testing.T) {
 func TestSGPRJitterAtFinalPoint(t *testing.T) {
 	train := toyData(15, 60, 0.1)
 	z := mat.NewDense(6, 2, []float64{-1, -1, -1, -1, 0, 0.5, 0, 0.5, 1, -0.5, 1.2, 1})
-	m, res := fitSGPR(t, map[string]any{"inducing_init": "file", "z_file": writeCSV(t, z), "train_inducing": false, "jitter": 0.0},
+	m, res := fitSGPR(t, map[string]any{"inducing_init": "file", "z_file": writeCSV(t, z), "num_inducing": int64(6), "train_inducing": false, "jitter": 0.0},
 		train, FitOptions{Iterations: 30})
 	got, jitter := boundAt(t, m, train)
 	t.Logf("jitter %g, objective %.10f", res.Extra["jitter"], res.Objective)

@@ -29,41 +29,28 @@ func init() {
 		Tasks: []Task{Regression},
 		Params: concat(
 			KernelParamsFor(KernelDefaults{Kernel: "se", Fixed: true, Variance: gpytorchInit, Lengthscale: gpytorchInit}),
-			NoiseParamsFor(gpytorchInit+skiNoiseFloor),
+			[]ParamDoc{{Name: "noise_variance", Kind: Float, Default: gpytorchInit + skiNoiseFloor, Range: Above(skiNoiseFloor),
+				Doc: "initial Gaussian noise variance; above GPyTorch's noise floor 1e-4"}},
 			[]ParamDoc{
 				{Name: "mean", Kind: Float, Default: 0.0, Doc: "initial constant mean (trained)"},
-				{Name: "grid_size", Kind: Int, Default: 0, Doc: "grid points per dimension; 0 chooses GPyTorch's choose_grid_size, ⌊N^{1/D}⌋ (at least 5)"},
-				{Name: "max_grid_points", Kind: Int, Default: 4000000, Doc: "refuse grids with more points in all (memory grows as M·(variance_rank + 4) floats)"},
-				{Name: "probes", Kind: Int, Default: 10, Doc: "probe vectors for the log-determinant and the gradient's trace terms"},
-				{Name: "lanczos_steps", Kind: Int, Default: 20, Doc: "CG/Lanczos steps of the log-determinant quadrature"},
-				{Name: "cg_tolerance", Kind: Float, Default: 1.0, Doc: "mean relative residual over the batched training solve at which CG stops, after lanczos_steps iterations (GPyTorch's rule)"},
-				{Name: "max_cg_iterations", Kind: Int, Default: 1000, Doc: "CG iteration cap"},
-				{Name: "preconditioner_rank", Kind: Int, Default: 15, Doc: "rank of the pivoted-Cholesky preconditioner (0: none)"},
-				{Name: "predict_cg_tolerance", Kind: Float, Default: 0.01, Doc: "relative residual of the predictive-mean solve"},
-				{Name: "variance_rank", Kind: Int, Default: 100, Doc: "Lanczos vectors of the predictive-variance cache (LOVE; GPyTorch's max_root_decomposition_size)"},
+				{Name: "grid_size", Kind: Int, Default: 0, Range: AtLeast(ski.MinGridSize).OrZero(), Doc: "grid points per dimension; 0 chooses GPyTorch's choose_grid_size, ⌊N^{1/D}⌋ (at least 5)"},
+				{Name: "max_grid_points", Kind: Int, Default: 4000000, Range: Count, Doc: "refuse grids with more points in all (memory grows as M·(variance_rank + 4) floats)"},
+				{Name: "probes", Kind: Int, Default: 10, Range: Count, Doc: "probe vectors for the log-determinant and the gradient's trace terms"},
+				{Name: "lanczos_steps", Kind: Int, Default: 20, Range: Count, Doc: "CG/Lanczos steps of the log-determinant quadrature"},
+				{Name: "cg_tolerance", Kind: Float, Default: 1.0, Range: Positive, Doc: "mean relative residual over the batched training solve at which CG stops, after lanczos_steps iterations (GPyTorch's rule)"},
+				{Name: "max_cg_iterations", Kind: Int, Default: 1000, Range: Count, Doc: "CG iteration cap"},
+				{Name: "preconditioner_rank", Kind: Int, Default: 15, Range: NonNegative, Doc: "rank of the pivoted-Cholesky preconditioner (0: none)"},
+				{Name: "predict_cg_tolerance", Kind: Float, Default: 0.01, Range: Positive, Doc: "relative residual of the predictive-mean solve"},
+				{Name: "variance_rank", Kind: Int, Default: 100, Range: Count, Doc: "Lanczos vectors of the predictive-variance cache (LOVE; GPyTorch's max_root_decomposition_size)"},
 				{Name: "lanczos_start", Kind: String, Default: "probe", Choices: ski.LanczosStarts,
 					Doc: "start of the variance cache's Lanczos run: probe = a column W K_grid e_j for a random grid point j (GPyTorch's fast_pred_var), random = a Gaussian vector"},
-				{Name: "objective_tol", Kind: Float, Default: 1e-6, Doc: "stop Adam when the loss −L/N changes by less between steps (0: off)"},
+				{Name: "objective_tol", Kind: Float, Default: 1e-6, Range: NonNegative, Doc: "stop Adam when the loss −L/N changes by less between steps (0: off)"},
 			}),
+		Needs:      skiNeeds,
+		KernelName: fixedKernel("se"),
+		// GPyTorch's recipe: Adam at 0.1; the loop stops on objective_tol.
+		Fit: func(Params, FitCase) Recipe { return Recipe{Optimizer: optim.Adam, LearningRate: 0.1, Iterations: 100} },
 		New: func(p Params) (Model, error) {
-			if err := checkPositive("ski", p, "variance", "noise_variance"); err != nil {
-				return nil, err
-			}
-			if v := p.Float("noise_variance"); v <= skiNoiseFloor {
-				return nil, fmt.Errorf("ski: noise_variance must exceed %g (GPyTorch's noise floor), got %v", skiNoiseFloor, v)
-			}
-			if g := p.Int("grid_size"); g != 0 && g < ski.MinGridSize {
-				return nil, fmt.Errorf("ski: grid_size must be 0 (automatic) or ≥ %d, got %d", ski.MinGridSize, g)
-			}
-			if p.Int("max_grid_points") < 1 {
-				return nil, fmt.Errorf("ski: max_grid_points must be ≥ 1, got %d", p.Int("max_grid_points"))
-			}
-			if v := p.Float("objective_tol"); v < 0 || math.IsNaN(v) {
-				return nil, fmt.Errorf("ski: objective_tol must be ≥ 0, got %v", v)
-			}
-			if v := p.Float("mean"); math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("ski: mean must be finite, got %v", v)
-			}
 			m := &skiModel{p: p}
 			if err := m.settings().Check(); err != nil {
 				return nil, err
@@ -74,6 +61,32 @@ func init() {
 			return m, nil
 		},
 	})
+}
+
+// skiNeeds counts the grid points (the inducing points of KISS-GP: M =
+// grid_size^D, or GPyTorch's automatic size) against max_grid_points and
+// the memory of the N·4^D cubic interpolation weights and the grid's
+// vectors.
+func skiNeeds(p Params, s Shape) (Plan, error) {
+	if s.D == 0 {
+		return Plan{}, nil
+	}
+	size := p.Int("grid_size")
+	if size == 0 && s.N > 0 {
+		size = ski.AutoSize(s.N, s.D)
+	}
+	if size == 0 {
+		return Plan{}, nil
+	}
+	total := math.Pow(float64(size), float64(s.D))
+	if total > float64(p.Int("max_grid_points")) {
+		return Plan{}, paramErr("grid_size", fmt.Errorf("a grid of %d^%d = %.3g points exceeds max_grid_points = %d; lower grid_size", size, s.D, total, p.Int("max_grid_points")))
+	}
+	weights := float64(s.N) * math.Pow(4, float64(s.D))
+	return Plan{M: int(total),
+		Memory:      floatBytes(2*weights + total*float64(p.Int("variance_rank")+4)),
+		MemoryWhat:  fmt.Sprintf("N·4^D = %.3g cubic interpolation weights (value and index) and %.3g grid points × (variance_rank + 4) vectors; SKI is a low-dimensional method", weights, total),
+		MemoryParam: "grid_size"}, nil
 }
 
 type skiModel struct {

@@ -105,7 +105,7 @@ func TestSKIBadInput(t *testing.T) {
 	}{
 		{map[string]any{"grid_size": int64(3)}, FitOptions{Iterations: 1}, "grid_size"},
 		{map[string]any{"probes": int64(0)}, FitOptions{Iterations: 1}, "probes"},
-		{map[string]any{"noise_variance": 1e-5}, FitOptions{Iterations: 1}, "noise floor"},
+		{map[string]any{"noise_variance": 1e-5}, FitOptions{Iterations: 1}, "want > 0.0001"},
 		{map[string]any{"kernel": "matern52"}, FitOptions{Iterations: 1}, "no parameter"},
 		{map[string]any{}, FitOptions{Iterations: 1, Optimizer: "lbfgs"}, "adam"},
 		{map[string]any{"grid_size": int64(3000)}, FitOptions{Iterations: 1}, "max_grid_points"},

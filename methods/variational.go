@@ -17,10 +17,9 @@ import (
 	"sgplab/gp/param"
 )
 
-// The one training recipe of the uncollapsed variational methods (svgp,
-// the interval features' svgp objective, and every block method built on
-// inference.BlockELBO): q declared at the prior from the feature's Kuu
-// (Group.DeclareQ), one minibatch sampler outside the objective (seeded
+// The one training recipe of the ELBO of the sparse model (one block or
+// two, inference.SVGP or inference.BlockELBO): q declared by the model
+// (Block.DeclareQ), one minibatch sampler outside the objective (seeded
 // epochs of FitOptions.Seed, stream 2), the shared optimiser settings, and
 // either one optimiser over everything or natural gradients on the q's
 // with Adam on the rest (natgrad_step), then the shared result.
@@ -29,7 +28,7 @@ import (
 // natgrad_step has no default, so grids that do not set it keep their run
 // identities.
 func VariationalParams() []ParamDoc {
-	return []ParamDoc{{Name: "natgrad_step", Kind: Float,
+	return []ParamDoc{{Name: "natgrad_step", Kind: Float, Range: Positive,
 		Doc: "natural-gradient step size γ for q(u) (Salimbeni et al. 2018; 1 is exact for a Gaussian likelihood); when set, q(u) moves by natural gradients and the other parameters by Adam (learning_rate), from one minibatch and one backward pass per step; the grid must say optimizer = \"adam\"; unset: q(u) is trained with the other parameters by the optimizer"}}
 }
 
@@ -51,26 +50,15 @@ type Batch struct {
 // so grids that do not set them keep their run identities.
 func WarmStartParams() []ParamDoc {
 	return []ParamDoc{
-		{Name: "warm_start_iterations", Kind: Int,
+		{Name: "warm_start_iterations", Kind: Int, Range: NonNegative,
 			Doc: "before the main fit, up to this many full-batch L-BFGS steps on everything trainable, on a seeded random subset of warm_start_points training rows (all rows when there are fewer); unset or 0 skips it"},
-		{Name: "warm_start_points", Kind: Int,
+		{Name: "warm_start_points", Kind: Int, Range: Count,
 			Doc: "size of the warm-start subset; unset: 20000 (the VISH paper's)"},
 	}
 }
 
 // defaultWarmStartPoints is the VISH paper's warm-start subset size.
 const defaultWarmStartPoints = 20000
-
-// checkWarmStart validates the warm-start parameters.
-func checkWarmStart(method string, p Params) error {
-	if v := p.Int("warm_start_iterations"); v < 0 {
-		return fmt.Errorf("%s: warm_start_iterations must be ≥ 0, got %d", method, v)
-	}
-	if v := p.Int("warm_start_points"); p.Has("warm_start_points") && v < 1 {
-		return fmt.Errorf("%s: warm_start_points must be ≥ 1, got %d", method, v)
-	}
-	return nil
-}
 
 // batcher yields minibatches from a seeded permutation, reshuffled every
 // epoch, so a fit is reproducible from FitOptions.Seed.
@@ -104,11 +92,11 @@ func (bt *batcher) next() (*mat.Dense, *mat.Dense) {
 type variationalFit struct {
 	method string
 	set    *param.Set
-	groups []Group // q's, natural-gradient targets
-	// defaultOptimizer is used when FitOptions.Optimizer is empty and the
-	// fit is full batch; minibatch fits default to Adam.
-	defaultOptimizer string
-	objective        func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error)
+	groups []Block // q's, natural-gradient targets
+	// recipe is the fit's optimiser, step size and natural-gradient step
+	// (sparseDecl.recipe).
+	recipe    Recipe
+	objective func(t *ad.Tape, b *param.Bound, batch Batch) (*ad.Node, error)
 	// initNames and initIterations make a first phase of up to
 	// initIterations steps in which only initNames move (the variational
 	// parameters and inducing inputs or directions, kernel and likelihood
@@ -139,14 +127,10 @@ func batchSize(opt FitOptions, n int) int {
 }
 
 // variationalSettings are the optimiser settings of a variational fit on n
-// points: the method's default optimiser for full batches, Adam for
-// minibatches, and an error for L-BFGS with minibatches.
-func variationalSettings(opt FitOptions, n int, defaultOptimizer string) (optim.Settings, error) {
+// points by recipe r, and an error for L-BFGS with minibatches.
+func variationalSettings(opt FitOptions, n int, r Recipe) (optim.Settings, error) {
 	batch := batchSize(opt, n)
-	if batch < n {
-		defaultOptimizer = optim.Adam
-	}
-	st, err := Settings(opt, defaultOptimizer)
+	st, err := r.settings(opt)
 	if err != nil {
 		return optim.Settings{}, err
 	}
@@ -161,9 +145,9 @@ func variationalSettings(opt FitOptions, n int, defaultOptimizer string) (optim.
 // only, then opt.Iterations on everything trainable), each a run of the
 // recipe (natural gradients included), with the reports joined
 // (iterations and trace continue across phases).
-func (v variationalFit) train(ctx context.Context, p Params, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
+func (v variationalFit) train(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
 	if v.warmIterations <= 0 || opt.Iterations == 0 {
-		return v.trainPhases(ctx, p, train, opt, start, progress)
+		return v.trainPhases(ctx, train, opt, start, progress)
 	}
 	// Warm start: L-BFGS on a seeded subset (stream 4), with the ELBO of
 	// the subset (its own N), then the fit as configured on all rows.
@@ -172,14 +156,16 @@ func (v variationalFit) train(ctx context.Context, p Params, train gp.Data, opt 
 		sub = train.Subset(fitRNG(opt, 4).Perm(n)[:v.warmPoints])
 	}
 	o1 := opt
-	o1.Iterations, o1.Optimizer, o1.BatchSize, o1.LearningRate = v.warmIterations, optim.LBFGS, 0, 0
-	// No parameters: the warm start is plain L-BFGS on everything, never
-	// natural gradients.
-	rep1, err := v.trainOnce(ctx, Params{}, sub, false, o1, start, phaseProgress(progress, "warm", 0))
+	o1.Iterations, o1.BatchSize = v.warmIterations, 0
+	// The warm start is plain L-BFGS on everything, never natural
+	// gradients.
+	warm := v
+	warm.recipe = Recipe{Optimizer: optim.LBFGS}
+	rep1, err := warm.trainOnce(ctx, sub, false, o1, start, phaseProgress(progress, "warm", 0))
 	if err != nil {
 		return rep1, err
 	}
-	rep2, err := v.trainPhases(ctx, p, train, opt, start, phaseProgress(progress, "", rep1.Iterations))
+	rep2, err := v.trainPhases(ctx, train, opt, start, phaseProgress(progress, "", rep1.Iterations))
 	return joinReports(rep1, rep2), err
 }
 
@@ -211,9 +197,9 @@ func joinReports(rep1, rep2 optim.Report) optim.Report {
 
 // trainPhases is train without the warm start: one run of the recipe, or
 // the init phase and then everything.
-func (v variationalFit) trainPhases(ctx context.Context, p Params, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
+func (v variationalFit) trainPhases(ctx context.Context, train gp.Data, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
 	if v.initIterations <= 0 || opt.Iterations == 0 || len(v.initNames) == 0 {
-		return v.trainOnce(ctx, p, train, true, opt, start, progress)
+		return v.trainOnce(ctx, train, true, opt, start, progress)
 	}
 	names := v.set.Names()
 	flags := make([]bool, len(names))
@@ -223,23 +209,23 @@ func (v variationalFit) trainPhases(ctx context.Context, p Params, train gp.Data
 	}
 	o1 := opt
 	o1.Iterations = v.initIterations
-	rep1, err := v.trainOnce(ctx, p, train, true, o1, start, phaseProgress(progress, "init", 0))
+	rep1, err := v.trainOnce(ctx, train, true, o1, start, phaseProgress(progress, "init", 0))
 	for i, n := range names {
 		v.set.SetTrainable(flags[i], n)
 	}
 	if err != nil {
 		return rep1, err
 	}
-	rep2, err := v.trainOnce(ctx, p, train, true, opt, start, phaseProgress(progress, "all", rep1.Iterations))
+	rep2, err := v.trainOnce(ctx, train, true, opt, start, phaseProgress(progress, "all", rep1.Iterations))
 	return joinReports(rep1, rep2), err
 }
 
 // trainOnce runs the recipe once over the trainable parameters on train,
 // which is the fit's whole training set when whole is true.
-func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, whole bool, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
+func (v variationalFit) trainOnce(ctx context.Context, train gp.Data, whole bool, opt FitOptions, start time.Time, progress func(Progress)) (optim.Report, error) {
 	n := train.N()
 	batch := batchSize(opt, n)
-	st, err := variationalSettings(opt, n, v.defaultOptimizer)
+	st, err := variationalSettings(opt, n, v.recipe)
 	if err != nil {
 		return optim.Report{}, err
 	}
@@ -248,10 +234,10 @@ func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, 
 		x, y := bt.next()
 		return v.objective(t, b, Batch{X: x, Y: y, N: n, Full: whole && batch == n})
 	}
-	if !p.Has("natgrad_step") {
+	if v.recipe.NatGrad == 0 {
 		return Train(ctx, v.set, obj, st, st.Method, start, progress)
 	}
-	gamma := p.Float("natgrad_step")
+	gamma := v.recipe.NatGrad
 	if st.Method != optim.Adam {
 		return optim.Report{}, fmt.Errorf("natgrad_step pairs natural gradients on q(u) with Adam on the other parameters; optimizer %q is not supported with it", st.Method)
 	}
@@ -267,14 +253,6 @@ func (v variationalFit) trainOnce(ctx context.Context, p Params, train gp.Data, 
 				progress(Progress{Phase: pr.Phase, Iteration: pr.Iteration, Objective: pr.Objective, Elapsed: time.Since(start)})
 			}
 		})
-}
-
-// checkNatGradStep validates natgrad_step when set.
-func checkNatGradStep(method string, p Params) error {
-	if p.Has("natgrad_step") {
-		return checkPositive(method, p, "natgrad_step")
-	}
-	return nil
 }
 
 // fullDataELBO is the ELBO over all of data at the current parameters,
@@ -305,6 +283,7 @@ func fullDataELBO(data gp.Data, set *param.Set, post *inference.Posterior, bind 
 type collapsedStats struct {
 	kern   kernels.Kernel
 	feat   features.Feature
+	prefix string // the feature's parameter prefix (its Block's)
 	set    *param.Set
 	stats  *inference.Stats
 	trainX *mat.Dense
@@ -320,7 +299,7 @@ func (c *collapsedStats) precompute(train gp.Data, m int, phi inference.FeatureM
 
 func (c *collapsedStats) kuu(b *param.Bound) (kernels.Bound, inference.Kuu, error) {
 	kb := c.kern.Bind(b, KernelPrefix)
-	kuu, err := features.StructureOf(kb, c.feat.Bind(b, ""), inference.DefaultMaxTries, features.AllForms)
+	kuu, err := features.StructureOf(kb, c.feat.Bind(b, c.prefix), inference.DefaultMaxTries, features.AllForms)
 	return kb, kuu, err
 }
 
@@ -347,14 +326,13 @@ func (c *collapsedStats) posterior() (*inference.Posterior, error) {
 
 // fit trains the bound (L-BFGS by default) and summarises the result;
 // trace times include the precompute (the IFF paper's protocol).
-func (c *collapsedStats) fit(ctx context.Context, opt FitOptions, start time.Time, precompute float64, progress func(Progress)) (FitResult, error) {
-	st, err := Settings(opt, optim.LBFGS)
+func (c *collapsedStats) fit(ctx context.Context, r Recipe, opt FitOptions, start time.Time, precompute float64, progress func(Progress)) (FitResult, error) {
+	st, err := r.settings(opt)
 	if err != nil {
 		return FitResult{}, err
 	}
 	rep, terr := Train(ctx, c.set, c.objective, st, st.Method, start, progress)
 	res := NewFitResult(rep, c.set)
-	res.Extra["num_features"] = float64(c.stats.M())
 	res.Extra["precompute_seconds"] = precompute
 	for i := range res.Trace {
 		res.Trace[i].Elapsed += precompute

@@ -39,6 +39,7 @@ func TestVariationalRecipeNatGradConjugate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recipe := method.Recipe(params, FitOptions{Optimizer: "adam", Iterations: 1}, n)
 	for _, feat := range []string{"points", "vff"} {
 		for _, whiten := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/whiten=%v", feat, whiten), func(t *testing.T) {
@@ -55,7 +56,7 @@ func TestVariationalRecipeNatGradConjugate(t *testing.T) {
 					t.Fatal(err)
 				}
 				var f features.Feature
-				g := Group{Name: "u"}
+				g := Block{Name: "u"}
 				if feat == "points" {
 					z := mat.NewDense(12, 1, nil)
 					for i := 0; i < 12; i++ {
@@ -83,13 +84,13 @@ func TestVariationalRecipeNatGradConjugate(t *testing.T) {
 				if feat == "vff" {
 					opts.Jitter = 0
 				}
-				fit := variationalFit{method: "test", set: set, groups: []Group{g}, defaultOptimizer: "adam",
+				fit := variationalFit{method: "test", set: set, groups: []Block{g}, recipe: recipe,
 					objective: func(tp *ad.Tape, b *param.Bound, bt Batch) (*ad.Node, error) {
 						ve := func(mu, v *ad.Node) *ad.Node { return lik.VarExp(b, likelihoodPfx, mu, v, bt.Y) }
 						out, _, err := inference.SVGP(k.Bind(b, KernelPrefix), g.Bind(b, f), tp.Const(bt.X), ve, g.Variational(b, whiten), n, opts)
 						return out, err
 					}}
-				rep, err := fit.train(context.Background(), params, train, FitOptions{Iterations: 1}, time.Now(), nil)
+				rep, err := fit.train(context.Background(), train, FitOptions{Iterations: 1}, time.Now(), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -127,7 +128,8 @@ func TestVariationalRecipeSettings(t *testing.T) {
 		{FitOptions{BatchSize: 500}, "lbfgs", "lbfgs", ""},
 		{FitOptions{Optimizer: "sgd"}, "adam", "", "unknown optimizer"},
 	} {
-		st, err := variationalSettings(tc.opt, 100, tc.def)
+		d := &sparseDecl{optimizer: tc.def, objective: always(elbo)}
+		st, err := variationalSettings(tc.opt, 100, d.recipe(Params{}, tc.opt, 100))
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%+v: error %v, want %q", tc.opt, err, tc.err)
@@ -226,7 +228,7 @@ func TestVariationalWarmStart(t *testing.T) {
 	if err := os.WriteFile(zfile, []byte(zs.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	params := map[string]any{"inducing_init": "file", "z_file": zfile, "lengthscales": []any{0.3}, "noise_variance": 0.1}
+	params := map[string]any{"inducing_init": "file", "z_file": zfile, "num_inducing": int64(8), "lengthscales": []any{0.3}, "noise_variance": 0.1}
 	fit := func(data gp.Data, extra map[string]any, opt FitOptions) FitResult {
 		t.Helper()
 		p := map[string]any{}

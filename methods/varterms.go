@@ -7,9 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
-	"sgplab/gp/ad"
 	"sgplab/gp/inference"
-	"sgplab/gp/kernels"
 )
 
 // Artifacts of the block (SVGP and orthogonally decoupled) models on 1-D
@@ -122,12 +120,4 @@ func inducingInputsArtifact(zs ...*mat.Dense) (Artifact, error) {
 // unknownArtifact is the error for an artifact name a model does not export.
 func unknownArtifact(method, name string, offered ...string) error {
 	return fmt.Errorf("%s exports no artifact %q; it offers %v", method, name, offered)
-}
-
-// singleBlock binds a one-block (SVGP) model for BlockPredict.
-func singleBlock(bind func(t *ad.Tape) (kernels.Bound, inference.Block)) inference.BlockBinder {
-	return func(t *ad.Tape) (kernels.Bound, []inference.Block, error) {
-		k, b := bind(t)
-		return k, []inference.Block{b}, nil
-	}
 }

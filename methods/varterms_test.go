@@ -126,7 +126,7 @@ func TestVarianceTermsArtifact(t *testing.T) {
 
 // varianceTermsAt returns Var h = k − Q of an SVGP model at the rows of d.
 func varianceTermsAt(model Model, d gp.Data) ([]float64, error) {
-	m := model.(*svgpModel)
+	m := model.(*sparseModel)
 	p, err := inferenceBlockPredict(m, d.X)
 	if err != nil {
 		return nil, err
@@ -138,9 +138,17 @@ func varianceTermsAt(model Model, d gp.Data) ([]float64, error) {
 	return out, nil
 }
 
-func inferenceBlockPredict(m *svgpModel, x *mat.Dense) (*inference.BlockPrediction, error) {
+func inferenceBlockPredict(m *sparseModel, x *mat.Dense) (*inference.BlockPrediction, error) {
 	return inference.BlockPredict(x, singleBlock(func(t *ad.Tape) (kernels.Bound, inference.Block) {
 		b := m.set.Bind(t)
-		return m.kern.Bind(b, KernelPrefix), inference.Block{Feature: m.feat.Bind(b, inducingPfx), Q: m.q(b)}
+		return m.kern.Bind(b, KernelPrefix), inference.Block{Feature: m.feat().Bind(b, inducingPfx), Q: m.q(b, 0)}
 	}), m.opts())
+}
+
+// singleBlock binds a one-block (SVGP) model for BlockPredict.
+func singleBlock(bind func(t *ad.Tape) (kernels.Bound, inference.Block)) inference.BlockBinder {
+	return func(t *ad.Tape) (kernels.Bound, []inference.Block, error) {
+		k, b := bind(t)
+		return k, []inference.Block{b}, nil
+	}
 }

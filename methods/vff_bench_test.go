@@ -12,7 +12,7 @@ import (
 
 // fitNoSteps builds an interval model on n points of boxData and
 // precomputes its statistics (no optimiser steps).
-func fitNoSteps(b *testing.B, method string, raw map[string]any, n, d int) *intervalModel {
+func fitNoSteps(b *testing.B, method string, raw map[string]any, n, d int) *sparseModel {
 	b.Helper()
 	model, err := Build(method, raw)
 	if err != nil {
@@ -21,7 +21,7 @@ func fitNoSteps(b *testing.B, method string, raw map[string]any, n, d int) *inte
 	if _, err := model.Fit(context.Background(), boxData(n, d, 1), FitOptions{Iterations: 0}, nil); err != nil {
 		b.Fatal(err)
 	}
-	return model.(*intervalModel)
+	return sparseOf(b, model)
 }
 
 // BenchmarkIntervalStep is one objective + gradient of the collapsed bound
@@ -46,7 +46,7 @@ func BenchmarkIntervalStep(b *testing.B) {
 			f    func(*ad.Tape, *param.Bound) (*ad.Node, error)
 		}{{"structured", m.collapsed}, {"dense", m.collapsedDense}} {
 			b.Run(c.name+"/"+form.name, func(b *testing.B) {
-				b.ReportMetric(float64(m.feat.M()), "M")
+				b.ReportMetric(float64(m.interval().M()), "M")
 				for b.Loop() {
 					tp := ad.NewTape()
 					bd := m.set.Bind(tp)
@@ -89,7 +89,7 @@ func BenchmarkAVFFPrecompute(b *testing.B) {
 	m := fitNoSteps(b, "avff", map[string]any{}, 1000, 8)
 	x := boxData(100000, 8, 2)
 	for b.Loop() {
-		if _, err := inference.ComputeStats(x.X, x.Y, m.feat.M(), m.feat.Phi); err != nil {
+		if _, err := inference.ComputeStats(x.X, x.Y, m.interval().M(), m.interval().Phi); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -123,7 +123,7 @@ func BenchmarkIntervalSVGPStep(b *testing.B) {
 				name = c.name + "/dense"
 			}
 			b.Run(name, func(b *testing.B) {
-				b.ReportMetric(float64(m.feat.M()), "M")
+				b.ReportMetric(float64(m.interval().M()), "M")
 				for b.Loop() {
 					tp := ad.NewTape()
 					bd := m.set.Bind(tp)

@@ -56,7 +56,7 @@ func TestIntervalCollapsedEqualsSGPR(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := model.(*intervalModel)
+		m := sparseOf(t, model)
 		if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil); err != nil {
 			t.Fatalf("%s: %v", c.method, err)
 		}
@@ -73,7 +73,7 @@ func TestIntervalCollapsedEqualsSGPR(t *testing.T) {
 				t.Fatal(err)
 			}
 			kb := m.kern.Bind(b, KernelPrefix)
-			want, _, err := inference.SGPR(kb, m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+			want, _, err := inference.SGPR(kb, m.feat().Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestIntervalCollapsedGradient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := model.(*intervalModel)
+		m := sparseOf(t, model)
 		if _, err := model.Fit(context.Background(), boxData(80, 2, 5), FitOptions{}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +215,7 @@ func vffExactGap(t *testing.T, train gp.Data, raw map[string]any) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := model.(*intervalModel)
+	m := sparseOf(t, model)
 	if _, err := model.Fit(context.Background(), train, FitOptions{}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -253,10 +253,10 @@ func TestVFFBoundApproachesExactLML(t *testing.T) {
 
 // collapsedDense is the collapsed bound with the dense M×M Kuu (one dense
 // Cholesky), the reference for the structured whitening used in Fit.
-func (m *intervalModel) collapsedDense(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
+func (m *sparseModel) collapsedDense(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
 	kb := m.kern.Bind(b, KernelPrefix)
 	kd := kernels.DiagSum(t, kb, m.train.X)
-	out, _, err := inference.CollapsedFromStats(m.stats, inference.Kuu{Dense: m.feat.Kuu(kb)}, kd, b.Get("noise_variance"), inference.Options{})
+	out, _, err := inference.CollapsedFromStats(m.stats.stats, inference.Kuu{Dense: m.interval().Kuu(kb)}, kd, b.Get("noise_variance"), inference.Options{})
 	return out, err
 }
 
@@ -280,7 +280,7 @@ func TestIntervalStructuredKuuMatchesDense(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := model.(*intervalModel)
+		m := sparseOf(t, model)
 		if _, err := model.Fit(context.Background(), boxData(200, c.d, 8), FitOptions{}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +289,7 @@ func TestIntervalStructuredKuuMatchesDense(t *testing.T) {
 		}
 		vs, gs := eval(m.collapsed)
 		vd, gd := eval(m.collapsedDense)
-		t.Logf("%s %v (M = %d): bound %.12g, structured − dense %.2g", c.method, c.raw, m.feat.M(), vd, vs-vd)
+		t.Logf("%s %v (M = %d): bound %.12g, structured − dense %.2g", c.method, c.raw, m.interval().M(), vd, vs-vd)
 		if math.Abs(vs-vd) > 1e-9*math.Max(1, math.Abs(vd)) {
 			t.Errorf("%s %v: structured bound %.12g, dense %.12g", c.method, c.raw, vs, vd)
 		}
@@ -345,14 +345,14 @@ func TestIntervalSVGPStructuredAtOptimum(t *testing.T) {
 		if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil); err != nil {
 			t.Fatalf("%s %v: %v", c.method, c.raw, err)
 		}
-		mm := m.feat.M()
+		mm := m.interval().M()
 		tp := ad.NewTape()
 		kb := m.kern.Bind(m.set.Bind(tp), KernelPrefix)
-		w, err := m.feat.Whitener(kb, inference.DefaultMaxTries)
+		w, err := m.interval().Whitener(kb, inference.DefaultMaxTries)
 		if err != nil {
 			t.Fatal(err)
 		}
-		phi, err := m.feat.Phi(train.X)
+		phi, err := m.interval().Phi(train.X)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +392,7 @@ func TestIntervalSVGPStructuredAtOptimum(t *testing.T) {
 			return m.svgpELBO(tp, b, train.X, train.Y, nil, train.N(), true)
 		})
 		vs, gs := eval(func(tp *ad.Tape, b *param.Bound) (*ad.Node, error) {
-			out, _, err := inference.SGPR(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+			out, _, err := inference.SGPR(m.kern.Bind(b, KernelPrefix), m.feat().Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
 			return out, err
 		})
 		if math.Abs(ve-vs) > 1e-9*math.Max(1, math.Abs(vs)) {
@@ -407,7 +407,7 @@ func TestIntervalSVGPStructuredAtOptimum(t *testing.T) {
 			}
 		}
 
-		if err := m.condition(); err != nil {
+		if err := m.condition(train, FitOptions{}, &FitResult{}); err != nil {
 			t.Fatal(err)
 		}
 		xs := boxData(40, c.d, 22).X
@@ -417,13 +417,13 @@ func TestIntervalSVGPStructuredAtOptimum(t *testing.T) {
 		}
 		tp = ad.NewTape()
 		b := m.set.Bind(tp)
-		ref, _, err := inference.SGPRPosterior(m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+		ref, _, err := inference.SGPRPosterior(m.kern.Bind(b, KernelPrefix), m.feat().Bind(b, ""), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wm, wv, err := ref.Predict(xs, func(t *ad.Tape) (kernels.Bound, features.Bound) {
 			b := m.set.Bind(t)
-			return m.kern.Bind(b, KernelPrefix), m.feat.Bind(b, "")
+			return m.kern.Bind(b, KernelPrefix), m.feat().Bind(b, "")
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -484,7 +484,7 @@ func TestIntervalSVGPMinibatchReportsFullELBO(t *testing.T) {
 
 // buildIntervalSVGP builds an interval-feature method with objective
 // "svgp" and the extra parameters raw.
-func buildIntervalSVGP(t *testing.T, method string, raw map[string]any) (Model, *intervalModel) {
+func buildIntervalSVGP(t *testing.T, method string, raw map[string]any) (Model, *sparseModel) {
 	t.Helper()
 	p := map[string]any{"objective": "svgp"}
 	for k, v := range raw {
@@ -494,7 +494,7 @@ func buildIntervalSVGP(t *testing.T, method string, raw map[string]any) (Model, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return model, model.(*intervalModel)
+	return model, sparseOf(t, model)
 }
 
 // valueAndGradient evaluates an objective of the parameters in set and its

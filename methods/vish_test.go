@@ -23,7 +23,9 @@ func optimSettingsLBFGS(iters int) optim.Settings {
 // statistics path and the O(NM²) path agree after training).
 func TestVISHCollapsedFit(t *testing.T) {
 	train, test := toyData(1, 200, 0.1), toyData(2, 100, 0)
-	model, err := Build("vish", map[string]any{"max_level": int64(16), "weight_variances": []any{0.5}})
+	// Fixed weights (the statistics path) and a Matérn kernel, whose
+	// coefficients stay usable up to level 16.
+	model, err := Build("vish", map[string]any{"max_level": int64(16), "weight_variances": []any{0.5}, "kernel": "sphere-matern32", "train_weights": false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +43,10 @@ func TestVISHCollapsedFit(t *testing.T) {
 	if r := rmse(pred.Mean, test.Y); r > 0.12 {
 		t.Errorf("test RMSE %.3f", r)
 	}
-	m := model.(*vishModel)
+	m := sparseOf(t, model)
 	tp := ad.NewTape()
-	kb, fb, b := m.bind(tp)
+	b := m.set.Bind(tp)
+	kb, fb := m.bind(b, 0)
 	want, _, err := inference.SGPR(kb, fb, tp.Const(train.X), train.Y, b.Get(noiseName), inference.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -103,16 +106,16 @@ func TestVISHTrainedWeights(t *testing.T) {
 // there.
 func TestVISHSVGPReachesCollapsed(t *testing.T) {
 	train := toyData(4, 60, 0.1)
-	raw := map[string]any{"max_level": int64(3), "noise_variance": 0.05}
+	raw := map[string]any{"max_level": int64(3), "noise_variance": 0.05, "kernel": "sphere-matern32", "train_weights": false}
 	col, _ := Build("vish", raw)
 	rc, err := col.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, whiten := range []bool{true, false} {
-		raw2 := map[string]any{"max_level": int64(3), "noise_variance": 0.05, "objective": "svgp", "whiten": whiten}
+		raw2 := map[string]any{"max_level": int64(3), "noise_variance": 0.05, "objective": "svgp", "whiten": whiten, "kernel": "sphere-matern32", "train_weights": false}
 		sv, _ := Build("vish", raw2)
-		m := sv.(*vishModel)
+		m := sv.(*sparseModel)
 		// Fit q only: the hyperparameters stay at the collapsed run's.
 		_, err := sv.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil)
 		if err != nil {
@@ -122,9 +125,9 @@ func TestVISHSVGPReachesCollapsed(t *testing.T) {
 			m.set.SetTrainable(n == QMuName || n == QSqrtName, n)
 		}
 		rep, err := Train(context.Background(), m.set, func(tp *ad.Tape, b *param.Bound) (*ad.Node, error) {
-			kb := m.kern.Bind(b, vishKernelPfx)
+			kb := m.kern.Bind(b, KernelPrefix)
 			ve := func(mu, v *ad.Node) *ad.Node { return m.lik.VarExp(b, likelihoodPfx, mu, v, columnOf(train.Y)) }
-			out, _, err := inference.SVGP(kb, m.feat.Bind(b, ""), tp.Const(train.X), ve, m.q(b), train.N(), inference.Options{})
+			out, _, err := inference.SVGP(kb, m.feat().Bind(b, ""), tp.Const(train.X), ve, m.q(b, 0), train.N(), inference.Options{})
 			return out, err
 		}, optimSettingsLBFGS(500), "lbfgs", time.Now(), nil)
 		if err != nil {

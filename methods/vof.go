@@ -30,15 +30,15 @@ const (
 func vofParams(kern KernelDefaults) []ParamDoc {
 	kern.OneD = true
 	return concat(KernelParamsFor(kern), NoiseParamsFor(0.1), []ParamDoc{
-		{Name: "num_features", Kind: Int, Default: 31, Doc: "number of features M"},
+		{Name: "num_features", Kind: Int, Default: 31, Range: Count, Doc: "number of features M (odd for the trigonometric basis: M = 2J+1)"},
 		{Name: "covariance", Kind: String, Default: "dense", Choices: []string{"dense", "diagonal"},
 			Doc: "structure of S in q(u) = N(m, S): dense (S = LLᵀ) or diagonal (mean field)"},
 		{Name: "train_hyper", Kind: Bool, Default: true, Doc: "train kernel variance, lengthscale and noise variance with q(u)"},
-		{Name: "mc_samples", Kind: Int, Default: inference.DefaultVOFSamples,
+		{Name: "mc_samples", Kind: Int, Default: inference.DefaultVOFSamples, Range: Count,
 			Doc: "T: points per stratified sample set (two sets: 2T samples for the mean, T² pairs for the variance)"},
-		{Name: "eval_samples", Kind: Int, Default: vofDefaultEvalSamples,
+		{Name: "eval_samples", Kind: Int, Default: vofDefaultEvalSamples, Range: NonNegative,
 			Doc: "Monte-Carlo ELBO evaluations averaged for the reported elbo_mc after training (the paper used 5000)"},
-		{Name: "eval_mc_samples", Kind: Int, Default: 0,
+		{Name: "eval_mc_samples", Kind: Int, Default: 0, Range: NonNegative,
 			Doc: "T of each evaluation averaged into elbo_mc; 0 = mc_samples. The shifted grid of T points on [−a, a] aliases once the integrand's frequency max|x| exceeds πT/(2a), and one evaluation's spread then grows by orders of magnitude (TrigVOF, M = 71, T = 50: sd 2.4e4 nats against 4 at M = 41)"},
 		{Name: "q_update", Kind: String, Default: "optimizer", Choices: []string{"optimizer", "optimal"},
 			Doc: "how q(u) is trained: optimizer (jointly with the other parameters, as in the paper) or optimal (set to its closed-form optimum for the current kernel, noise and features before every step: a natural-gradient step of length 1 for the Gaussian likelihood; the optimiser then moves only the other parameters)"},
@@ -52,36 +52,81 @@ func init() {
 		Paper:   "Burt, Rasmussen & van der Wilk (2020)",
 		Tasks:   []Task{Regression},
 		Params: append(vofParams(KernelDefaults{Kernel: "se", Fixed: true}),
-			ParamDoc{Name: "sigma_x", Kind: Float, Default: 0.0,
+			ParamDoc{Name: "sigma_x", Kind: Float, Default: 0.0, Range: NonNegative,
 				Doc: "initial σx of the matching eigenfunction input density (r² = ℓ√(σx² + ℓ²/4)); 0 = std of the training inputs"},
 			ParamDoc{Name: "fix_sigma_x", Kind: Bool, Default: false, Doc: "keep σx at its initial value"},
 			ParamDoc{Name: "estimator", Kind: String, Default: "exact", Choices: []string{"exact", "mc"},
 				Doc: "ELBO used for training: exact (closed-form Kuf, O(NM²) dense / O(NM) diagonal) or mc (the stratified Monte-Carlo estimator; needs adam)"},
 		),
-		New: func(p Params) (Model, error) { return newVOFModel(p, true) },
+		New:        func(p Params) (Model, error) { return newVOFModel(p, true) },
+		Fit:        vofRecipe,
+		FitDoc:     vofFitDoc,
+		MaxDim:     1,
+		Needs:      vofNeeds("vof-hermite"),
+		KernelName: fixedKernel("se"),
 	})
 	Register(Method{
 		Name:    "vof-trig",
 		Summary: "variational orthogonal features, trigonometric basis on [−a, a]: Kuu = I, Monte-Carlo ELBO, dense or diagonal S",
 		Paper:   "Burt, Rasmussen & van der Wilk (2020)",
 		Tasks:   []Task{Regression},
-		Params: append(vofParams(KernelDefaults{Kernel: "matern32", Choices: []string{"se", "matern12", "matern32", "matern52"},
+		Params: append(vofParams(KernelDefaults{Choices: []string{"se", "matern12", "matern32", "matern52"},
 			KernelDoc: "1-D stationary kernel"}),
-			ParamDoc{Name: "a", Kind: Float, Default: 0.0,
+			ParamDoc{Name: "a", Kind: Float, Default: 0.0, Range: NonNegative,
 				Doc: "initial half-width a of the frequency interval; 0 = πJ / max|x| with J = (M−1)/2"},
 			ParamDoc{Name: "fix_a", Kind: Bool, Default: false, Doc: "keep a at its initial value"},
 			ParamDoc{Name: "estimator", Kind: String, Default: "mc", Choices: []string{"mc", "quadrature"},
 				Doc: "ELBO used for training: mc (the paper's unbiased estimator; needs adam) or quadrature (deterministic Gauss–Legendre Kuf)"},
 		),
-		New: func(p Params) (Model, error) { return newVOFModel(p, false) },
+		New:    func(p Params) (Model, error) { return newVOFModel(p, false) },
+		Fit:    vofRecipe,
+		FitDoc: vofFitDoc,
+		MaxDim: 1,
+		Needs:  vofNeeds("vof-trig"),
+		Check: func(p Params) error {
+			if m := p.Int("num_features"); m%2 == 0 {
+				return paramErr("num_features", fmt.Errorf("must be odd (M = 2J+1: a constant, J cosines and J sines), got %d", m))
+			}
+			return nil
+		},
 	})
 }
 
-const (
-	vofKernelPrefix  = KernelPrefix // kept for existing callers
-	vofFeaturePrefix = "feature."
-	QSqrtDiagName    = "q_sqrt_diag" // the diagonal of S^½ for covariance = diagonal
-)
+// vofRecipe is VOF's fit: L-BFGS on a deterministic objective, Adam at
+// the paper's 5·10⁻⁴ on a stochastic one (the Monte-Carlo estimator or
+// minibatches), and at that step whenever a grid names adam.
+func vofRecipe(p Params, c FitCase) Recipe {
+	if p.String("estimator") == "mc" || c.Minibatch {
+		return Recipe{Optimizer: optim.Adam, LearningRate: vofDefaultLearningRate, Iterations: 5000, StopTol: DefaultStopTol}
+	}
+	return Recipe{Optimizer: optim.LBFGS, LearningRate: vofDefaultLearningRate, Iterations: 1000, StopTol: DefaultStopTol}
+}
+
+const vofFitDoc = "estimator = \"mc\" trains by Adam, a deterministic estimator by L-BFGS"
+
+// QSqrtDiagName is the diagonal of S^½ for covariance = diagonal.
+const QSqrtDiagName = "q_sqrt_diag"
+
+// vofFeaturePrefix is the features' parameter prefix (the single block's).
+var vofFeaturePrefix = Block{}.FeaturePrefix()
+
+// vofNeeds is M = num_features of the builder's feature (odd for the
+// trigonometric basis) and the memory of Kuf (M×N) and its Monte-Carlo
+// counterpart.
+func vofNeeds(feature string) func(p Params, s Shape) (Plan, error) {
+	return func(p Params, s Shape) (Plan, error) {
+		fb, err := Feature(feature)
+		if err != nil {
+			return Plan{}, err
+		}
+		m, err := fb.Count(CountContext{Params: p, Shape: s})
+		if err != nil {
+			return Plan{}, err
+		}
+		mm, n := float64(m), float64(s.N)
+		return Plan{M: m, Memory: floatBytes(2*mm*n + 2*mm*mm), MemoryWhat: fmt.Sprintf("Kuf (M×N) and S (M×M) for M = %d features", m)}, nil
+	}
+}
 
 type vofModel struct {
 	p       Params
@@ -100,25 +145,7 @@ func newVOFModel(p Params, hermite bool) (Model, error) {
 	if hermite {
 		name = "vof-hermite"
 	}
-	if err := checkPositive(name, p, "variance", "noise_variance", "lengthscale"); err != nil {
-		return nil, err
-	}
-	for _, k := range []string{"sigma_x", "a"} {
-		if v := p.Float(k); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%s: %s must be finite and ≥ 0 (0 chooses it from the data), got %v", name, k, v)
-		}
-	}
-	m := p.Int("num_features")
-	if m < 1 {
-		return nil, fmt.Errorf("%s: num_features must be ≥ 1, got %d", name, m)
-	}
-	if !hermite && m%2 == 0 {
-		return nil, fmt.Errorf("vof-trig: num_features must be odd (M = 2J+1: a constant, J cosines and J sines), got %d", m)
-	}
-	if p.Int("mc_samples") < 1 || p.Int("eval_samples") < 0 || p.Int("eval_mc_samples") < 0 {
-		return nil, fmt.Errorf("%s: mc_samples must be ≥ 1, eval_samples and eval_mc_samples ≥ 0, got %d, %d and %d", name, p.Int("mc_samples"), p.Int("eval_samples"), p.Int("eval_mc_samples"))
-	}
-	return &vofModel{p: p, hermite: hermite, name: name, m: m}, nil
+	return &vofModel{p: p, hermite: hermite, name: name, m: p.Int("num_features")}, nil
 }
 
 func (m *vofModel) errf(format string, a ...any) error {
@@ -167,35 +194,19 @@ func (m *vofModel) build(train gp.Data) error {
 	if m.kern, err = NewKernelNamed(kname, m.p, 1); err != nil {
 		return m.errf("%w", err)
 	}
+	feature := "vof-trig"
 	if m.hermite {
-		sx := m.p.Float("sigma_x")
-		if sx == 0 {
-			sx = stat.PopStdDev(mat.Col(nil, 0, train.X), nil)
-			if !(sx > 0) {
-				return m.errf("cannot initialise σx from training inputs with zero spread; set sigma_x")
-			}
-		}
-		h, err := features.NewHermiteVOF(m.kern, m.m, sx)
-		if err != nil {
-			return m.errf("%w", err)
-		}
-		h.Fixed = m.p.Bool("fix_sigma_x")
-		m.feat = h
-	} else {
-		j := (m.m - 1) / 2
-		a := m.p.Float("a")
-		if a == 0 {
-			if a, err = features.DefaultTrigA(j, train.X); err != nil {
-				return m.errf("%w; set a", err)
-			}
-		}
-		f, err := features.NewTrigVOF(m.kern, j, a)
-		if err != nil {
-			return m.errf("%w", err)
-		}
-		f.Fixed = m.p.Bool("fix_a")
-		m.feat = f
+		feature = "vof-hermite"
 	}
+	fb, err := Feature(feature)
+	if err != nil {
+		return m.errf("%w", err)
+	}
+	built, err := fb.Build(&FeatureContext{Params: m.p, Request: m.m, Kernel: m.kern, Train: train})
+	if err != nil {
+		return m.errf("%w", err)
+	}
+	m.feat = built.Feature
 	if m.set, err = newRegressionSet(m.kern, m.p); err != nil {
 		return m.errf("%w", err)
 	}
@@ -308,6 +319,45 @@ func (m *vofModel) elbo(t *ad.Tape, b *param.Bound, train gp.Data, idx []int, t1
 		return inference.VOFMonteCarlo(k, f.(features.SpectralFeature), xn, y, b.Get(noiseName), q, s1, s2, train.N())
 	}
 	return inference.VOFELBO(k, f, xn, y, b.Get(noiseName), q, train.N())
+}
+
+// buildTrigVOF builds the trigonometric VOF basis of num_features = 2J+1
+// features on [−a, a] (a = 0: πJ / max|x| from the training inputs); fix_a
+// keeps a fixed.
+func buildTrigVOF(c *FeatureContext) (Built, error) {
+	j := (c.Params.Int("num_features") - 1) / 2
+	a := c.Params.Float("a")
+	if a == 0 {
+		var err error
+		if a, err = features.DefaultTrigA(j, c.Train.X); err != nil {
+			return Built{}, fmt.Errorf("%w; set a", err)
+		}
+	}
+	f, err := features.NewTrigVOF(c.Kernel, j, a)
+	if err != nil {
+		return Built{}, err
+	}
+	f.Fixed = c.Params.Bool("fix_a")
+	return Built{Feature: f}, nil
+}
+
+// buildHermiteVOF builds the Hermite VOF basis of num_features features
+// for input density N(0, σx²) (sigma_x = 0: the training inputs' standard
+// deviation); fix_sigma_x keeps σx fixed.
+func buildHermiteVOF(c *FeatureContext) (Built, error) {
+	sx := c.Params.Float("sigma_x")
+	if sx == 0 {
+		sx = stat.PopStdDev(mat.Col(nil, 0, c.Train.X), nil)
+		if !(sx > 0) {
+			return Built{}, fmt.Errorf("cannot initialise σx from training inputs with zero spread; set sigma_x")
+		}
+	}
+	h, err := features.NewHermiteVOF(c.Kernel, c.Params.Int("num_features"), sx)
+	if err != nil {
+		return Built{}, err
+	}
+	h.Fixed = c.Params.Bool("fix_sigma_x")
+	return Built{Feature: h}, nil
 }
 
 func (m *vofModel) Fit(ctx context.Context, train gp.Data, opt FitOptions, progress func(Progress)) (FitResult, error) {

@@ -84,13 +84,13 @@ func TestVOFHermiteReachesOptimalBounds(t *testing.T) {
 		ex := m.(*vofModel)
 		tp := ad.NewTape()
 		b := ex.set.Bind(tp)
-		post, err := inference.ExactPosterior(ex.kern.Bind(b, vofKernelPrefix), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
+		post, err := inference.ExactPosterior(ex.kern.Bind(b, KernelPrefix), tp.Const(train.X), train.Y, b.Get("noise_variance"), inference.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		exMean, exVar, err := post.Predict(test.X, func(t *ad.Tape) (kernels.Bound, features.Bound) {
 			b := ex.set.Bind(t)
-			return ex.kern.Bind(b, vofKernelPrefix), features.BoundPoints{Z: t.Const(train.X)}
+			return ex.kern.Bind(b, KernelPrefix), features.BoundPoints{Z: t.Const(train.X)}
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -29,16 +29,12 @@ func init() {
 		Tasks:   []Task{Regression},
 		Params: concat(zonalKernelParams("chordal-matern52"), []ParamDoc{
 			{Name: "activation", Kind: String, Default: "relu", Choices: features.Activations(), Doc: "σ of the unit whose ζ_ℓ quantity = activation reports"},
-			{Name: "level", Kind: Int, Default: 1, Doc: "ℓ (0…200)"},
+			{Name: "level", Kind: Int, Default: 1, Range: Between(0, 200), Doc: "ℓ (0…200)"},
 			{Name: "quantity", Kind: String, Default: "kernel", Choices: []string{"kernel", "activation"},
 				Doc: "kernel: √λ_ℓ of the kernel; activation: |ζ_ℓ| of the unit (0 where it vanishes by parity)"},
 		}),
-		New: func(p Params) (Model, error) {
-			if l := p.Int("level"); l < 0 || l > 200 {
-				return nil, fmt.Errorf("zonal-spectrum: level must be in 0…200, got %d", l)
-			}
-			return &zonalSpectrum{p: p}, nil
-		},
+		Fit: NoFit,
+		New: func(p Params) (Model, error) { return &zonalSpectrum{p: p}, nil },
 	})
 }
 
@@ -60,8 +56,8 @@ func (m *zonalSpectrum) Fit(ctx context.Context, train gp.Data, opt FitOptions, 
 	}
 	var err error
 	m.dim = train.D()
-	if m.kern, err = newZonalKernel("zonal-spectrum", m.p, m.dim); err != nil {
-		return FitResult{}, err
+	if m.kern, err = newZonalKernel(m.p, m.dim); err != nil {
+		return FitResult{}, fmt.Errorf("zonal-spectrum: %w", err)
 	}
 	m.set = param.NewSet()
 	if err := m.kern.Declare(m.set, KernelPrefix); err != nil {
@@ -83,13 +79,11 @@ func (m *zonalSpectrum) Fit(ctx context.Context, train gp.Data, opt FitOptions, 
 		// Quadrature noise can leave a vanishing level at −1e−17: clamp.
 		c = math.Sqrt(math.Max(lam.Value().At(l, 0), 0))
 	default:
-		z := mat.NewDense(1, d, nil)
-		z.Set(0, 0, 1)
-		f, err := features.NewActivation(m.p.String("activation"), z, l+1)
+		zeta, err := features.ActivationZeta(m.p.String("activation"), d, l+1)
 		if err != nil {
 			return FitResult{}, fmt.Errorf("zonal-spectrum: %w", err)
 		}
-		c = math.Abs(f.Zeta()[l])
+		c = math.Abs(zeta[l])
 	}
 	extra := map[string]float64{"coefficient": c, "sphere_dim": float64(d)}
 	return FitResult{Objective: math.NaN(), Extra: extra, Hyper: m.set.Natural()}, nil

@@ -146,7 +146,7 @@ func TestHyperparametersOlderDatabase(t *testing.T) {
 	}
 	defer s.Close()
 	_, rows, err := s.Query("PRAGMA user_version")
-	if err != nil || rows[0][0].(int64) != 4 {
+	if err != nil || rows[0][0].(int64) != SchemaVersion {
 		t.Fatalf("version after migration %v, %v", rows, err)
 	}
 	if n := tableRows(t, s, "runs"); n != 1 {

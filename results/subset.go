@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // RunRef identifies a stored run by what a config's grids say about it.
@@ -127,7 +129,10 @@ func OpenEmpty(displayPath string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.readOnly = true
+	if err := s.guardMemory(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -167,8 +172,40 @@ func (s *Store) Subset(ids []string) (*Store, error) {
 		m.Close()
 		return nil, err
 	}
-	m.readOnly = true
+	if err := m.guardMemory(); err != nil {
+		m.Close()
+		return nil, err
+	}
 	return m, nil
+}
+
+// guardMemory makes an in-memory store read-only for whatever SQL it is
+// given from now on (a report's claims and derived values come from a
+// config file): its one connection gets the read-only store's authorizer
+// and may attach no database, so no statement can write a file, the
+// source database included, or change the copy a report reads.
+func (m *Store) guardMemory() error {
+	ctx := context.Background()
+	conn, err := m.db.Conn(ctx)
+	if err != nil {
+		return m.wrap("guarding the copy", err)
+	}
+	defer conn.Close()
+	g := new(readGuard)
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlite3.SQLiteConn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		c.SetLimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+		c.RegisterAuthorizer(g.authorize)
+		return nil
+	})
+	if err != nil {
+		return m.wrap("guarding the copy", err)
+	}
+	m.guard, m.readOnly = g, true
+	return nil
 }
 
 func (m *Store) copyFrom(path string, ids []string) error {

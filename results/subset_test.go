@@ -184,3 +184,52 @@ func TestOpenEmpty(t *testing.T) {
 		t.Errorf("OpenEmpty created %s: %v", path, err)
 	}
 }
+
+// TestSubsetRefusesWrites: a report runs SQL from a config file on a
+// Subset, so the copy is as read-only as `sgplab query`: nothing attaches a
+// file, writes one, or changes the copy or the source.
+func TestSubsetRefusesWrites(t *testing.T) {
+	s := subsetFixture(t)
+	dir := t.TempDir()
+	sub, err := s.Subset([]string{"a1", "a2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	empty, err := OpenEmpty(filepath.Join(dir, "none.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer empty.Close()
+	out := filepath.Join(dir, "out.db")
+	for _, st := range []*Store{sub, empty} {
+		for _, q := range []string{
+			"ATTACH DATABASE '" + s.Path() + "' AS w",
+			"ATTACH DATABASE '" + out + "' AS n",
+			"VACUUM INTO '" + out + "'",
+			"DELETE FROM runs",
+			"UPDATE metrics SET value = 0",
+			"DROP TABLE runs",
+			"CREATE TABLE t (x)",
+			"CREATE TEMP VIEW v AS SELECT 1",
+			"PRAGMA writable_schema = ON",
+			"SELECT load_extension('x')",
+		} {
+			if _, _, err := st.Query(q); err == nil {
+				t.Errorf("%s: %q ran", st.Path(), q)
+			}
+		}
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file was written: %v", err)
+	}
+	if got := runIDs(t, sub, "runs", "id"); !slices.Equal(got, []string{"a1", "a2"}) {
+		t.Errorf("copy holds %v after the attempts", got)
+	}
+	if got := runIDs(t, s, "runs", "id"); len(got) != 5 {
+		t.Errorf("source holds %v after the attempts", got)
+	}
+	if _, rows, err := sub.Query("SELECT count(*) FROM run_metrics"); err != nil || len(rows) != 1 {
+		t.Errorf("a read of the copy: %v, %v", rows, err)
+	}
+}

@@ -7,7 +7,25 @@
 // drops combinations and [[grid.include]] adds irregular ones. Load checks
 // the file's structure and Expand checks method, dataset and parameter
 // names against the registries, reporting file:line, the key and the valid
-// choices before anything runs.
+// choices (with "did you mean") before anything runs. Expand then checks
+// every run the grid keeps against what its method declares
+// (methods.Method.Plan): parameter ranges and combinations, the input
+// dimensions it handles, its feature counts and memory need for the
+// dataset's shape (ExpandOptions.Shape, MemoryLimit), inducing points
+// against the training set; a run checks the same on the data it gets
+// before fitting. The declared number of inducing variables (RunSpec.Plan)
+// is what the progress line's ETA costs a run by.
+//
+// Fit settings (iterations, optimizer, learning_rate, batch_size, grad_tol,
+// stop_tol) are grid keys and may be set per method in [grid.method.NAME].
+// A grid without iterations runs each method's declared budget
+// (methods.Recipe) and, unless it sets stop_tol, ends it at the recipe's
+// stopping tolerance; the resolved numbers are in the spec. A method's
+// num_inducing and the structure parameter it chooses (methods.ParamDoc
+// Chooses) are resolved per method: the key set more specifically wins.
+// Expand warns when a swept parameter reaches no parameter of a method and
+// when the methods compared on one dataset (all grids of the file, as the
+// default report draws them) share no kernel family or likelihood.
 //
 // Every run is identified by the SHA-256 of its canonical JSON spec (first
 // 16 hex digits), so running a grid again skips what the database already
@@ -15,6 +33,13 @@
 // and merged shard databases never duplicate a run. An optional key left
 // out of a grid (stop_tol, artifacts) is absent from the spec, so adding
 // such a key to the runner leaves existing ids alone (TestRunIDsUnchanged).
+// Method parameters enter the spec with their defaults filled in, so a
+// changed parameter default changes the ids of the runs that rely on it;
+// fit settings a grid leaves to the method do not, so a run whose recipe
+// resolves differently under its method's current defaults than under
+// those it had before declaring them (methods.Method.Legacy) carries the
+// resolved recipe in its spec (RunSpec.recipeMark). A stored result never
+// means something else under an unchanged id.
 //
 // Every done run records its metrics, trace, fitted hyperparameters and
 // convergence diagnostic (x_converged, x_rel_change: optim.Rule on the last
@@ -23,7 +48,9 @@
 //
 // Runner.Run executes runs with a bounded number of workers. A run that
 // fails or panics is recorded as failed with its message and the sweep goes
-// on; cancelling the context records the runs in flight as interrupted and
+// on; a panic on a goroutine of a parallel loop (gp/internal/workers, or
+// any loop with a goroutines.Group) is raised again on the run's goroutine,
+// so it is the run's failure too, with the stack where it began; cancelling the context records the runs in flight as interrupted and
 // keeps everything finished.
 //
 // Each run is claimed in the store first, and recorded under the claim's

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"sgplab/internal/suggest"
 	"sgplab/methods"
 	"sgplab/results"
 )
@@ -26,14 +27,25 @@ type ExpandOptions struct {
 	// splits exist under the protocol; nil skips it. The CLI passes
 	// datasets.CheckRun.
 	CheckRun func(name string, params map[string]any, protocol, scaling string, splits []int) error
+	// Shape returns what is known of a dataset's size before it is
+	// loaded: n rows (the training rows exactly when exact is set,
+	// otherwise at most) and d input dimensions, 0 when unknown. Each
+	// method then checks its runs on it (methods.Method.Plan: input
+	// dimension limits, feature counts, inducing points against N,
+	// memory); nil checks with nothing known. The CLI passes
+	// datasets.Shape.
+	Shape func(name string, params map[string]any) (n, d int, exact bool)
+	// MemoryLimit refuses runs whose method estimates a larger memory
+	// need (bytes; 0: no check). The CLI passes the machine's memory.
+	MemoryLimit float64
 }
-
-// positiveParams are method parameters that count features and must be
-// ≥ 1 (a non-positive M used to run and "succeed").
-var positiveParams = []string{"num_inducing", "num_features"}
 
 // fitKeys are grid keys that are fit settings, matched by include/exclude.
 var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "stop_tol", "task"}
+
+// methodFitKeys are the fit settings a [grid.method.NAME] table may set
+// for that method's runs alone (a list sweeps, as at the grid's top).
+var methodFitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "stop_tol"}
 
 // Expand turns every grid of the file into runs: the Cartesian product of
 // its lists, minus exclude matches, plus include runs. It validates method
@@ -51,7 +63,115 @@ func (f *File) Expand(opt ExpandOptions) (runs []*RunSpec, warnings []string, er
 	if err := x.es.err(); err != nil {
 		return nil, x.warnings, err
 	}
+	x.warnings = append(x.warnings, comparisonWarnings(f.Path, x.runs)...)
 	return x.runs, x.warnings, nil
+}
+
+// disjoint reports whether two methods of by (value → methods) share no
+// value: a grid that sweeps kernels for every method compares them on
+// each, one that gives two methods different kernels only does not.
+func disjoint(by map[string]map[string]bool) bool {
+	of := map[string]map[string]bool{} // method → its values
+	for v, ms := range by {
+		for m := range ms {
+			if of[m] == nil {
+				of[m] = map[string]bool{}
+			}
+			of[m][v] = true
+		}
+	}
+	names := sortedKeys(of)
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			shared := false
+			for v := range of[a] {
+				shared = shared || of[b][v]
+			}
+			if !shared {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// comparisonWarnings says where the methods of one comparison differ in
+// kernel family (methods.KernelFamily) or likelihood: two of its methods
+// share none. A comparison is the runs of a config on one dataset (with
+// the same dataset parameters and task), across all its grids, as the
+// default report draws them side by side. Datasets whose methods differ
+// alike share one line.
+func comparisonWarnings(path string, runs []*RunSpec) []string {
+	type what struct{ kernels, likelihoods map[string]map[string]bool }
+	byData := map[string]*what{}
+	var order []string
+	for _, r := range runs {
+		m, err := methods.Lookup(r.Method)
+		if err != nil {
+			continue
+		}
+		p, err := m.Validate(r.Params)
+		if err != nil {
+			continue
+		}
+		dp, _ := json.Marshal(r.DatasetParams)
+		key := r.Dataset
+		if len(r.DatasetParams) > 0 {
+			key += " " + string(dp)
+		}
+		if r.Task != "" {
+			key += " (" + r.Task + ")"
+		}
+		w := byData[key]
+		if w == nil {
+			w = &what{kernels: map[string]map[string]bool{}, likelihoods: map[string]map[string]bool{}}
+			byData[key] = w
+			order = append(order, key)
+		}
+		add := func(to map[string]map[string]bool, k string) {
+			if to[k] == nil {
+				to[k] = map[string]bool{}
+			}
+			to[k][r.Method] = true
+		}
+		if k := m.Kernel(p); k != "" {
+			add(w.kernels, methods.KernelFamily(k))
+		}
+		add(w.likelihoods, m.Likelihood(p, methods.Task(r.Task)))
+	}
+	describe := func(by map[string]map[string]bool) string {
+		var parts []string
+		for _, k := range sortedKeys(by) {
+			parts = append(parts, fmt.Sprintf("%s (%s)", k, strings.Join(sortedKeys(by[k]), ", ")))
+		}
+		return strings.Join(parts, ", ")
+	}
+	var lines []string
+	datasets := map[string][]string{}
+	for _, key := range order {
+		w := byData[key]
+		var diffs []string
+		if disjoint(w.kernels) {
+			diffs = append(diffs, "kernel family: "+describe(w.kernels))
+		}
+		if disjoint(w.likelihoods) {
+			diffs = append(diffs, "likelihood: "+describe(w.likelihoods))
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		d := strings.Join(diffs, "; ")
+		if datasets[d] == nil {
+			lines = append(lines, d)
+		}
+		datasets[d] = append(datasets[d], key)
+	}
+	var out []string
+	for _, d := range lines {
+		out = append(out, fmt.Sprintf("%s: the methods compared on %s differ in %s (sgplab methods lists each method's kernels; set kernel per method to compare like with like)",
+			path, strings.Join(datasets[d], ", "), d))
+	}
+	return out
 }
 
 type expander struct {
@@ -74,6 +194,7 @@ type settings struct {
 	params    map[string]any            // grid [params]
 	perMethod map[string]map[string]any // [method.NAME]
 	extra     map[string]any            // include's parameters, highest priority
+	incFit    map[string]any            // include's fit settings, above [method.NAME]
 	dataset   map[string]any
 	profile   string // stored with the runs: full when the profile changes nothing in the grid
 }
@@ -129,7 +250,7 @@ func (x *expander) grid(g *Grid) {
 	if reflect.DeepEqual(orig, []any{raw, params, dataset}) {
 		s.profile = FullProfile
 	}
-	for _, k := range []string{"methods", "datasets", "iterations"} {
+	for _, k := range []string{"methods", "datasets"} {
 		if _, ok := raw[k]; !ok {
 			x.f.errorf(x.es, key, "grid %q: missing %s", g.Name, k)
 		}
@@ -164,7 +285,7 @@ func (x *expander) grid(g *Grid) {
 func (x *expander) includeSettings(g *settings, inc map[string]any, key string) *settings {
 	raw := maps.Clone(g.raw)
 	s := &settings{key: key, name: g.name, raw: raw, params: g.params, perMethod: g.perMethod,
-		extra: map[string]any{}, dataset: maps.Clone(g.dataset), profile: g.profile}
+		extra: map[string]any{}, incFit: map[string]any{}, dataset: maps.Clone(g.dataset), profile: g.profile}
 	methodsOf := toList(raw["methods"])
 	if m, ok := inc["method"]; ok {
 		methodsOf = toList(m)
@@ -191,6 +312,7 @@ func (x *expander) includeSettings(g *settings, inc map[string]any, key string) 
 		default:
 			if contains(fitKeys, k) || k == "metrics" || k == "artifacts" || k == "time_limit" || k == "mem_limit" {
 				raw[k] = v
+				s.incFit[k] = v
 			} else if documentedBy(methodsOf, k) {
 				s.extra[k] = v
 			} else {
@@ -199,6 +321,96 @@ func (x *expander) includeSettings(g *settings, inc map[string]any, key string) 
 		}
 	}
 	return s
+}
+
+// layerRank orders the keys that set a method's parameter by how
+// specifically they address it: the grid's [params], then the method's
+// table, then an include.
+func layerRank(key string) int {
+	switch {
+	case strings.Contains(key, ".params."): // also an include's inherited [params]
+		return 0
+	case strings.Contains(key, ".method."):
+		return 1
+	}
+	return 2
+}
+
+// chooseMoreSpecific resolves a size parameter set beside the structure
+// parameter it chooses (num_inducing and frequencies, methods.ParamDoc
+// Chooses): the one set more specifically for this method stays, the
+// other is dropped from layer (returned: parameter → the key that keeps
+// it out). In the grid's [params] both are the grid's (each key for the
+// methods that have it, as paper configs sweep every method's own size),
+// so the structure parameter, which names this method's structure, wins;
+// both in the method's own table or an include are an error, which the
+// method's validation reports.
+func chooseMoreSpecific(m methods.Method, layer map[string]any, src map[string]string) map[string]string {
+	dropped := map[string]string{}
+	for _, d := range m.Params {
+		if d.Chooses == "" {
+			continue
+		}
+		a, b := src[d.Name], src[d.Chooses]
+		if a == "" || b == "" {
+			continue
+		}
+		lose, win := d.Name, b
+		switch ra, rb := layerRank(a), layerRank(b); {
+		case ra == rb && ra > 0:
+			continue
+		case ra > rb:
+			lose, win = d.Chooses, a
+		}
+		dropped[lose] = win
+		delete(layer, lose)
+		delete(src, lose)
+	}
+	return dropped
+}
+
+// warnUnswept warns when the grid's [params] sweep (a list of values)
+// and none of the swept parameters reaches method m: it has none of them,
+// its own table sets them, or a more specific key keeps them out
+// (dropped). Its runs then collapse to one per dataset and split, which a
+// sweep's reader would not assume. (A method that follows a swept
+// parameter of its own, as each of a paper config's methods sweeps its
+// own size, is not warned about the others.)
+func (x *expander) warnUnswept(s *settings, m methods.Method, dropped map[string]string) {
+	var swept, why []string
+	for _, k := range sortedKeys(s.params) {
+		kind := methods.Int
+		for _, other := range strs(s.raw["methods"]) {
+			if om, err := methods.Lookup(other); err == nil {
+				if d := paramDoc(om, k); d != nil {
+					kind = d.Kind
+				}
+			}
+		}
+		if len(axisValues(s.params[k], kind == methods.Floats)) < 2 {
+			continue
+		}
+		swept = append(swept, k)
+		switch {
+		case paramDoc(m, k) == nil:
+			why = append(why, k+": it has no such parameter")
+		case s.perMethod[m.Name][k] != nil:
+			why = append(why, fmt.Sprintf("%s: %s.method.%s.%s sets it", k, s.key, m.Name, k))
+		case dropped[k] != "":
+			why = append(why, fmt.Sprintf("%s: %s chooses it (%s)", k, dropped[k][strings.LastIndex(dropped[k], ".")+1:], dropped[k]))
+		default:
+			return // m follows this sweep
+		}
+	}
+	if len(swept) == 0 {
+		return
+	}
+	pk := s.key + ".params." + swept[0]
+	msg := fmt.Sprintf("%s:%d: %s: the grid sweeps %s, but method %s follows none of them (%s), so it runs once per dataset and split",
+		x.f.Path, x.f.lines.line(pk), s.key+".params", strings.Join(swept, ", "), m.Name, strings.Join(why, "; "))
+	if !contains(x.warnings, msg) {
+		x.warnings = append(x.warnings, msg)
+	}
 }
 
 func documentedBy(names []any, param string) bool {
@@ -242,8 +454,8 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 	// methods already: it may narrow the methods to some that lack one.
 	for _, k := range sortedKeys(s.params) {
 		if !documentedBy(toList(s.raw["methods"]), k) && len(ms) == len(methodNames) && !strings.Contains(key, "include") {
-			f.errorf(es, key+".params."+k, "no method of this grid (%s) has this parameter; valid parameters: %s",
-				strings.Join(methodNames, ", "), strings.Join(paramUnion(ms), ", "))
+			f.errorf(es, key+".params."+k, "no method of this grid (%s) has this parameter%s; valid parameters: %s",
+				strings.Join(methodNames, ", "), suggest.Hint(k, paramUnion(ms)), strings.Join(paramUnion(ms), ", "))
 		}
 	}
 	for _, mname := range sortedKeys(s.perMethod) {
@@ -281,6 +493,11 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 	if tasks == nil {
 		tasks = []string{""}
 	}
+	for _, k := range methodFitKeys {
+		if v, ok := s.raw[k]; ok {
+			x.checkFitValue(s.key+"."+k, k, v)
+		}
+	}
 
 	// Dataset axes.
 	dsKeys := sortedKeys(s.dataset)
@@ -290,6 +507,11 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		if len(vals) == 0 {
 			f.errorf(es, key+".dataset."+k, "empty list: the grid would have no runs; give at least one value")
 		}
+		for _, v := range vals {
+			if err := checkFinite(v); err != nil {
+				f.errorf(es, key+".dataset."+k, "%v; give a finite number", err)
+			}
+		}
 		dsAxes = append(dsAxes, vals)
 	}
 	dsCombos := product(dsAxes)
@@ -298,6 +520,8 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 	type mcombo struct {
 		m      methods.Method
 		params []map[string]any
+		src    map[string]string // parameter → the key that sets it
+		fit    fitAxes
 	}
 	var mcs []mcombo
 	for _, m := range ms {
@@ -309,22 +533,31 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			}
 		}
 		for k, v := range s.perMethod[m.Name] {
+			if contains(methodFitKeys, k) {
+				continue // a fit setting of this method's runs (fitLayer)
+			}
 			if paramDoc(m, k) == nil {
-				f.errorf(es, key+".method."+m.Name+"."+k, "method %s has no parameter %q; valid parameters: %s", m.Name, k, strings.Join(paramUnion([]methods.Method{m}), ", "))
+				f.errorf(es, key+".method."+m.Name+"."+k, "method %s has no parameter %q%s; valid parameters: %s", m.Name, k,
+					suggest.Hint(k, paramUnion([]methods.Method{m})), strings.Join(paramUnion([]methods.Method{m}), ", "))
 				continue
 			}
 			layer[k], src[k] = v, key+".method."+m.Name+"."+k
 		}
 		for k, v := range s.extra {
 			if paramDoc(m, k) == nil {
-				f.errorf(es, key+"."+k, "method %s has no parameter %q, and %q is not a grid key; valid parameters: %s",
-					m.Name, k, k, strings.Join(paramUnion([]methods.Method{m}), ", "))
+				f.errorf(es, key+"."+k, "method %s has no parameter %q, and %q is not a grid key%s; valid parameters: %s",
+					m.Name, k, k, suggest.Hint(k, paramUnion([]methods.Method{m})), strings.Join(paramUnion([]methods.Method{m}), ", "))
 				continue
 			}
 			layer[k], src[k] = v, key+"."+k
 		}
+		dropped := chooseMoreSpecific(m, layer, src)
+		if !strings.Contains(key, "include") {
+			x.warnUnswept(s, m, dropped)
+		}
 		pkeys := sortedKeys(layer)
 		var axes [][]any
+		bad := false // a value invalid on its own (reported at its key)
 		for _, k := range pkeys {
 			d := paramDoc(m, k)
 			vals := axisValues(layer[k], d.Kind == methods.Floats)
@@ -334,8 +567,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			for _, v := range vals {
 				if _, err := m.Validate(map[string]any{k: v}); err != nil {
 					f.errorf(es, src[k], "%v", err)
-				} else if n, ok := number(v); ok && n < 1 && contains(positiveParams, k) {
-					f.errorf(es, src[k], "%s = %v: must be ≥ 1 (the number of inducing features M)", k, v)
+					bad = true
 				}
 			}
 			axes = append(axes, vals)
@@ -345,20 +577,20 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 				f.errorf(es, key+".task", "method %s does not support task %q", m.Name, t)
 			}
 		}
-		var combos []map[string]any
+		mc := mcombo{m: m, src: src, fit: x.fitLayer(s, m.Name)}
 		for _, c := range product(axes) {
 			p := make(map[string]any, len(pkeys))
 			for i, k := range pkeys {
 				p[k] = normalize(paramDoc(m, k).Kind, c[i])
 			}
-			for _, d := range m.Params {
-				if _, set := p[d.Name]; !set && d.Default != nil {
-					p[d.Name] = normalize(d.Kind, d.Default)
-				}
+			for _, d := range m.Defaulted(p) {
+				p[d.Name] = normalize(d.Kind, d.Default)
 			}
-			combos = append(combos, p)
+			if !bad {
+				mc.params = append(mc.params, p)
+			}
 		}
-		mcs = append(mcs, mcombo{m, combos})
+		mcs = append(mcs, mc)
 	}
 	splits := ints(s.raw["splits"], 0)
 	datasetNames := strs(s.raw["datasets"])
@@ -368,27 +600,14 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			x.checkDataset(key, dn, dp, splits)
 		}
 	}
-	x.checkFit(s)
-	x.checkNatGrad(s, ms)
+	for _, mc := range mcs {
+		x.checkNatGrad(s, mc.m, mc.fit)
+	}
 	if len(*es) > n0 {
 		return
 	}
 
 	seeds := ints(s.raw["seeds"], 0)
-	iters := ints(s.raw["iterations"], 0)
-	opts := strs(s.raw["optimizer"])
-	if opts == nil {
-		opts = []string{""}
-	}
-	lrs := floats(s.raw["learning_rate"])
-	bss := ints(s.raw["batch_size"], 0)
-	tols := tolerances(floats(s.raw["grad_tol"]), floats(s.raw["stop_tol"]))
-	for _, it := range iters {
-		if it < 0 {
-			f.errorf(es, key+".iterations", "must be ≥ 0 (0 evaluates at the initial values), got %d", it)
-			return
-		}
-	}
 	for _, sd := range seeds {
 		if sd < 0 {
 			f.errorf(es, key+".seeds", "must be ≥ 0, got %d", sd)
@@ -402,8 +621,18 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		}
 	}
 	source := fmt.Sprintf("%s:%d", f.Path, f.lines.line(key))
+	type planned struct {
+		plan methods.Plan
+		ok   bool
+	}
+	plans := map[planKey]planned{}
+	type checked struct {
+		p  methods.Params
+		ok bool
+	}
+	combos := map[[2]int]checked{}
 	for _, dn := range datasetNames {
-		for _, c := range dsCombos {
+		for ci, c := range dsCombos {
 			dp := datasetParams(dsKeys, c)
 			protocol, _ := dp["protocol"].(string)
 			scaling, _ := dp["scaling"].(string)
@@ -412,16 +641,17 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			dsFiles := x.fileHashes(key+".dataset", "", dp, isDatasetFileParam)
 			for _, split := range splits {
 				for _, seed := range seeds {
-					for _, mc := range mcs {
-						for _, p := range mc.params {
+					for mi, mc := range mcs {
+						for pi, p := range mc.params {
 							files := x.fileHashes(key+".params", "", p, isMethodFileParam)
 							maps.Copy(files, dsFiles)
+							fa := mc.fit
 							for _, task := range tasks {
-								for _, it := range iters {
-									for _, opt := range opts {
-										for _, lr := range lrs {
-											for _, bs := range bss {
-												for _, tol := range tols {
+								for _, it := range fa.iterations {
+									for _, opt := range fa.optimizers {
+										for _, lr := range fa.learningRates {
+											for _, bs := range fa.batchSizes {
+												for _, tol := range fa.tolerances {
 													r := &RunSpec{
 														Experiment: f.Name, Grid: s.name, Profile: s.profile,
 														Method: mc.m.Name, Params: p,
@@ -431,9 +661,42 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 														Metrics: metricNames, Artifacts: artifactNames, TimeLimit: timeLimit, MemLimit: memLimit, Source: source,
 														Files: files,
 													}
+													if it == defaultIterations {
+														// The method's default budget, ended at
+														// convergence by its stopping tolerance
+														// unless the grid gives one.
+														def := defaultFit(mc.m, p, methods.FitCase{Task: fitTask(mc.m, task), Minibatch: bs > 0})
+														r.Iterations = def.Iterations
+														if !fa.stopSet {
+															r.StopTol = def.StopTol
+														}
+													}
 													if keep != nil && !keep(r) {
 														continue
 													}
+													// The runs a grid keeps are checked as a
+													// whole: the method's checks across
+													// parameters, then what they need on the
+													// dataset (both once per combination).
+													ck, done := combos[[2]int{mi, pi}]
+													if !done {
+														ck.p, ck.ok = x.checkCombo(key, mc.m, p, mc.src)
+														combos[[2]int{mi, pi}] = ck
+													}
+													if !ck.ok {
+														continue
+													}
+
+													pk := planKey{method: mi, params: pi, dataset: fmt.Sprint(dn, "\x00", ci), batch: bs}
+													pl, done := plans[pk]
+													if !done {
+														pl.plan, pl.ok = x.planRun(key, mc.m, ck.p, mc.src, dn, dp, bs)
+														plans[pk] = pl
+													}
+													if !pl.ok {
+														continue
+													}
+													r.Plan = pl.plan
 													if err := r.seal(); err != nil {
 														f.errorf(es, key, "%v", err)
 														return
@@ -490,37 +753,113 @@ func (x *expander) checkDataset(key, name string, params map[string]any, splits 
 	}
 }
 
-// checkFit validates the fit settings a grid lists explicitly (absent ones
-// mean "the method's default" and are stored as 0).
-func (x *expander) checkFit(s *settings) {
-	if v, ok := s.raw["learning_rate"]; ok {
+// checkFitValue validates one fit setting a grid or a method's table
+// lists explicitly at key (absent ones mean "the method's default" and
+// are stored as 0).
+func (x *expander) checkFitValue(key, k string, v any) {
+	switch k {
+	case "iterations":
+		for _, it := range ints(v, 0) {
+			if it < 0 {
+				x.f.errorf(x.es, key, "must be ≥ 0 (0 evaluates at the initial values; leave it out for the method's default budget), got %d", it)
+			}
+		}
+	case "learning_rate":
 		for _, lr := range floats(v) {
 			if !(lr > 0) || math.IsInf(lr, 0) {
-				x.f.errorf(x.es, s.key+".learning_rate", "must be > 0, got %v (leave it out for the method's default)", lr)
+				x.f.errorf(x.es, key, "must be > 0, got %v (leave it out for the method's default)", lr)
 			}
 		}
-	}
-	if v, ok := s.raw["batch_size"]; ok {
+	case "batch_size":
 		for _, bs := range ints(v, 0) {
 			if bs < 0 {
-				x.f.errorf(x.es, s.key+".batch_size", "must be ≥ 0 (0 is full batch), got %d", bs)
+				x.f.errorf(x.es, key, "must be ≥ 0 (0 is full batch), got %d", bs)
 			}
 		}
-	}
-	if v, ok := s.raw["grad_tol"]; ok {
+	case "grad_tol":
 		for _, gt := range floats(v) {
 			if gt < 0 || math.IsNaN(gt) || math.IsInf(gt, 0) {
-				x.f.errorf(x.es, s.key+".grad_tol", "must be ≥ 0 (0 is the method's default), got %v", gt)
+				x.f.errorf(x.es, key, "must be ≥ 0 (0 is the method's default), got %v", gt)
 			}
 		}
-	}
-	if v, ok := s.raw["stop_tol"]; ok {
+	case "stop_tol":
 		for _, st := range floats(v) {
 			if !(st >= 0 && st < 1) {
-				x.f.errorf(x.es, s.key+".stop_tol", "must be ≥ 0 and < 1 (a relative change of the objective per iteration, e.g. 1e-5; 0 is off), got %v", st)
+				x.f.errorf(x.es, key, "must be ≥ 0 and < 1 (a relative change of the objective per iteration, e.g. 1e-5; 0 is off), got %v", st)
 			}
 		}
 	}
+}
+
+// fitAxes are the fit settings one method's runs of a grid sweep.
+type fitAxes struct {
+	iterations    []int // defaultIterations: the method's default budget
+	optimizers    []string
+	learningRates []float64
+	batchSizes    []int
+	tolerances    []tolerance
+	stopSet       bool // the grid gives stop_tol
+}
+
+// defaultIterations stands for a grid without an iterations key: each run
+// gets its method's default budget (methods.Recipe.Iterations).
+const defaultIterations = -1
+
+// fitLayer is the fit settings of method's runs: the grid's, replaced by
+// its [grid.method.NAME] table's, replaced by an include's own.
+func (x *expander) fitLayer(s *settings, method string) fitAxes {
+	raw := map[string]any{}
+	for _, k := range methodFitKeys {
+		if v, ok := s.raw[k]; ok {
+			raw[k] = v
+		}
+	}
+	for _, k := range methodFitKeys {
+		v, ok := s.perMethod[method][k]
+		if !ok {
+			continue
+		}
+		if _, inc := s.incFit[k]; inc {
+			continue
+		}
+		if !strings.Contains(s.key, "include") { // checked once, with the grid
+			key := s.key + ".method." + method + "." + k
+			if msg := checkKind(gridKeys[k], v); msg != "" {
+				x.f.errorf(x.es, key, "%s", msg)
+				continue
+			}
+			x.f.checkChoices(x.es, key, k, v)
+			x.checkFitValue(key, k, v)
+		}
+		raw[k] = v
+	}
+	fa := fitAxes{iterations: ints(raw["iterations"], defaultIterations), optimizers: strs(raw["optimizer"]),
+		learningRates: floats(raw["learning_rate"]), batchSizes: ints(raw["batch_size"], 0)}
+	if fa.optimizers == nil {
+		fa.optimizers = []string{""}
+	}
+	_, fa.stopSet = raw["stop_tol"]
+	fa.tolerances = tolerances(floats(raw["grad_tol"]), floats(raw["stop_tol"]))
+	return fa
+}
+
+// defaultFit is m's default recipe for raw parameters p (the zero Recipe
+// when they are invalid: the run is then refused by checkCombo).
+func defaultFit(m methods.Method, p map[string]any, c methods.FitCase) methods.Recipe {
+	pv, err := m.Validate(p)
+	if err != nil {
+		return methods.Recipe{}
+	}
+	return m.DefaultFit(pv, c)
+}
+
+// fitTask is the task a default recipe is asked for: the grid's, else the
+// method's first.
+func fitTask(m methods.Method, task string) methods.Task {
+	if task != "" || len(m.Tasks) == 0 {
+		return methods.Task(task)
+	}
+	return m.Tasks[0]
 }
 
 // checkFilterKeys reports exclude keys that name nothing in the grid.

@@ -16,12 +16,36 @@ func init() {
 	methods.Register(methods.Method{
 		Name: "fake-mean", Summary: "predicts the training mean", Tasks: []methods.Task{methods.Regression},
 		Params: []methods.ParamDoc{
-			{Name: "num_inducing", Kind: methods.Int, Default: 10, Doc: "ignored"},
+			{Name: "num_inducing", Kind: methods.Int, Default: 10, Range: methods.Count, Doc: "ignored"},
 			{Name: "lengthscales", Kind: methods.Floats, Doc: "ignored"},
 			{Name: "kernel", Kind: methods.String, Default: "se", Choices: []string{"se", "matern32"}, Doc: "ignored"},
 			{Name: "z_file", Kind: methods.String, Doc: "a file whose content is part of the run id"},
 		},
 		New: func(p methods.Params) (methods.Model, error) { return &meanModel{}, nil },
+	})
+	// fake-recipe declares a default recipe (natural gradients + Adam at
+	// 0.05, a budget of 40 ended at stop_tol 1e-4; minibatches: Adam at
+	// 0.01 for 80) that differs from its legacy one (L-BFGS; minibatches:
+	// Adam at the optimiser's default).
+	methods.Register(methods.Method{
+		Name: "fake-recipe", Summary: "predicts the training mean; declares a changed default recipe", Tasks: []methods.Task{methods.Regression},
+		Params: []methods.ParamDoc{
+			{Name: "natgrad_step", Kind: methods.Float, Range: methods.Positive, Doc: "natural-gradient step"},
+			{Name: "num_inducing", Kind: methods.Int, Default: 10, Range: methods.Count, Doc: "ignored"},
+		},
+		New: func(p methods.Params) (methods.Model, error) { return &meanModel{}, nil },
+		Fit: func(_ methods.Params, c methods.FitCase) methods.Recipe {
+			if c.Minibatch {
+				return methods.Recipe{Optimizer: "adam", LearningRate: 0.01, Iterations: 80}
+			}
+			return methods.Recipe{Optimizer: "adam", LearningRate: 0.05, NatGrad: 1, Iterations: 40, StopTol: 1e-4}
+		},
+		Legacy: func(_ methods.Params, c methods.FitCase) methods.Recipe {
+			if c.Minibatch {
+				return methods.Recipe{Optimizer: "adam"}
+			}
+			return methods.Recipe{Optimizer: "lbfgs"}
+		},
 	})
 	methods.Register(methods.Method{
 		Name: "fake-panic", Summary: "panics in Fit", Tasks: []methods.Task{methods.Regression},

@@ -17,39 +17,33 @@ const natGradParam = "natgrad_step"
 // and a grid that left optimizer out ran natural gradients with Adam under
 // a method whose default is L-BFGS while storing fit.optimizer = "": the
 // grid must say "adam", so that what is stored is what ran.
-func (x *expander) checkNatGrad(s *settings, ms []methods.Method) {
-	optimizers := strs(s.raw["optimizer"])
-	if optimizers == nil {
-		optimizers = []string{""}
+func (x *expander) checkNatGrad(s *settings, m methods.Method, fa fitAxes) {
+	if paramDoc(m, natGradParam) == nil {
+		return
 	}
-	for _, m := range ms {
-		if paramDoc(m, natGradParam) == nil {
+	src := ""
+	for _, layer := range []struct {
+		key string
+		t   map[string]any
+	}{{s.key + "." + natGradParam, s.extra}, {s.key + ".method." + m.Name + "." + natGradParam, s.perMethod[m.Name]}, {s.key + ".params." + natGradParam, s.params}} {
+		if _, ok := layer.t[natGradParam]; ok {
+			src = layer.key
+			break
+		}
+	}
+	if src == "" {
+		return
+	}
+	for _, opt := range fa.optimizers {
+		if opt == "adam" {
 			continue
 		}
-		src := ""
-		for _, layer := range []struct {
-			key string
-			t   map[string]any
-		}{{s.key + "." + natGradParam, s.extra}, {s.key + ".method." + m.Name + "." + natGradParam, s.perMethod[m.Name]}, {s.key + ".params." + natGradParam, s.params}} {
-			if _, ok := layer.t[natGradParam]; ok {
-				src = layer.key
-				break
-			}
+		got := fmt.Sprintf("optimizer = %q", opt)
+		if opt == "" {
+			got = "no optimizer (the method's default)"
 		}
-		if src == "" {
-			continue
-		}
-		for _, opt := range optimizers {
-			if opt == "adam" {
-				continue
-			}
-			got := fmt.Sprintf("optimizer = %q", opt)
-			if opt == "" {
-				got = "no optimizer (the method's default)"
-			}
-			x.f.errorf(x.es, src, "%s trains q(u) by natural gradients and every other parameter of method %s by Adam, but the grid gives %s; "+
-				"set optimizer = \"adam\" in this grid (learning_rate is Adam's step, default 0.01), or remove %s to train everything with one optimiser",
-				natGradParam, m.Name, got, natGradParam)
-		}
+		x.f.errorf(x.es, src, "%s trains q(u) by natural gradients and every other parameter of method %s by Adam, but the grid gives %s; "+
+			"set optimizer = \"adam\" in this grid or in [grid.method.%s] (learning_rate is Adam's step, default 0.01), or remove %s to train everything with one optimiser",
+			natGradParam, m.Name, got, m.Name, natGradParam)
 	}
 }

@@ -87,12 +87,16 @@ func TestExpandErrors(t *testing.T) {
 		{"override unknown param", base + "[grid.method.fake-mean]\nx = 1\n", []string{"grid[0].method.fake-mean.x: method fake-mean has no parameter \"x\""}},
 		{"exclude unknown key", base + "[[grid.exclude]]\nnum_inducin = 10\n", []string{"grid[0].exclude[0].num_inducin: matches nothing"}},
 		{"include duplicates", base + "[[grid.include]]\nsplit = 1\nnum_inducing = 20\n", []string{"duplicate run", "already produced by test.toml grid[0]"}},
-		{"missing iterations", strings.Replace(base, "iterations = 5", "", 1), []string{"missing iterations"}},
+		{"method fit key type", base + "[grid.method.fake-mean]\niterations = \"many\"\n", []string{"grid[0].method.fake-mean.iterations: want an integer or a list of integers"}},
+		{"method optimizer", base + "[grid.method.fake-mean]\noptimizer = \"sgd\"\n", []string{`grid[0].method.fake-mean.optimizer: "sgd" is not one of: lbfgs, adam`}},
+		{"method learning rate", base + "[grid.method.fake-mean]\nlearning_rate = [0.1, 0]\n", []string{"grid[0].method.fake-mean.learning_rate: must be > 0, got 0"}},
+		{"method iterations", base + "[grid.method.fake-mean]\niterations = -2\n", []string{"grid[0].method.fake-mean.iterations: must be ≥ 0"}},
+		{"method stop tol", base + "[grid.method.fake-mean]\nstop_tol = 1.5\n", []string{"grid[0].method.fake-mean.stop_tol: must be ≥ 0 and < 1"}},
 		{"bad metric", strings.Replace(base, "iterations = 5", "iterations = 5\nmetrics = [\"rmse\", \"rsme\"]", 1), []string{"unknown metric \"rsme\""}},
 		{"task unsupported", strings.Replace(base, "iterations = 5", "iterations = 5\ntask = \"classification\"", 1), []string{"does not support task \"classification\""}},
 		{"missing profile", base, []string{"no profile \"quick\"; defined profiles: full"}},
-		{"zero inducing", strings.Replace(base, "[10, 20]", "[10, 0]", 1), []string{"test.toml:11: grid[0].params.num_inducing: num_inducing = 0: must be ≥ 1"}},
-		{"negative inducing", strings.Replace(base, "[10, 20]", "-5", 1), []string{"num_inducing = -5: must be ≥ 1"}},
+		{"zero inducing", strings.Replace(base, "[10, 20]", "[10, 0]", 1), []string{`test.toml:11: grid[0].params.num_inducing: method fake-mean, parameter "num_inducing": 0 is out of range: want ≥ 1`}},
+		{"negative inducing", strings.Replace(base, "[10, 20]", "-5", 1), []string{`parameter "num_inducing": -5 is out of range: want ≥ 1`}},
 		{"empty param list", strings.Replace(base, "[10, 20]", "[]", 1), []string{"test.toml:11: grid[0].params.num_inducing: empty list"}},
 		{"empty dataset list", base + "[grid.dataset]\nn = []\n", []string{"grid[0].dataset.n: empty list"}},
 		{"negative batch", strings.Replace(base, "iterations = 5", "iterations = 5\nbatch_size = -1", 1), []string{"test.toml:10: grid[0].batch_size: must be ≥ 0 (0 is full batch), got -1"}},
@@ -198,8 +202,8 @@ func TestExpand(t *testing.T) {
 				}
 			}
 		}},
-		{name: "exclude by method", src: strings.Replace(base, `["fake-mean"]`, `["fake-mean", "fake-fail"]`, 1) + "[[grid.exclude]]\nmethod = \"fake-fail\"\nsplit = 0\n", n: 8},
-		{name: "include by method", src: strings.Replace(base, `["fake-mean"]`, `["fake-mean", "fake-fail"]`, 1) + "[[grid.include]]\nmethod = \"fake-mean\"\nnum_inducing = 7\nseed = 3\n", n: 12},
+		{name: "exclude by method", src: strings.Replace(base, `["fake-mean"]`, `["fake-mean", "fake-fail"]`, 1) + "[[grid.exclude]]\nmethod = \"fake-fail\"\nsplit = 0\n", n: 8, warnings: 1}, // fake-fail follows no sweep
+		{name: "include by method", src: strings.Replace(base, `["fake-mean"]`, `["fake-mean", "fake-fail"]`, 1) + "[[grid.include]]\nmethod = \"fake-mean\"\nnum_inducing = 7\nseed = 3\n", n: 12, warnings: 1},
 		{name: "exclude matching nothing warns", src: base + "[[grid.exclude]]\nsplit = 9\n", n: 6, warnings: 1},
 		{name: "include", src: base + "[[grid.include]]\nsplit = 7\nnum_inducing = 99\ndataset = \"toy2\"\nn = 5\n", n: 7, check: func(t *testing.T, runs []*RunSpec) {
 			r := runs[6]
@@ -207,14 +211,14 @@ func TestExpand(t *testing.T) {
 				t.Errorf("include run wrong: %+v", r)
 			}
 		}},
-		{name: "two methods, inapplicable params dropped", src: strings.Replace(base, `["fake-mean"]`, `["fake-mean", "fake-fail"]`, 1), n: 9},
+		{name: "two methods, inapplicable params dropped", src: strings.Replace(base, `["fake-mean"]`, `["fake-mean", "fake-fail"]`, 1), n: 9, warnings: 1},
 		{name: "list-valued param is one value", src: base + "lengthscales = [1.0, 2.0]\n", n: 6, check: func(t *testing.T, runs []*RunSpec) {
 			if got := runs[0].Params["lengthscales"].([]float64); len(got) != 2 {
 				t.Errorf("lengthscales = %v", got)
 			}
 		}},
 		{name: "list of lists sweeps", src: base + "lengthscales = [[1.0], [2.0, 3]]\n", n: 12},
-		{name: "per-method override", src: base + "[grid.method.fake-mean]\nnum_inducing = 50\n", n: 3},
+		{name: "per-method override", src: base + "[grid.method.fake-mean]\nnum_inducing = 50\n", n: 3, warnings: 1},
 		{name: "quick profile", profile: "quick", src: base + "[profiles.quick]\nnote = \"2 splits\"\n[profiles.quick.override]\nsplits = [0, 1]\niterations = 1\n[profiles.quick.override.params]\nnum_inducing = 5\n", n: 2,
 			check: func(t *testing.T, runs []*RunSpec) {
 				for _, r := range runs {
@@ -255,7 +259,7 @@ func TestExpand(t *testing.T) {
 		{name: "includes kept where the profile leaves them", profile: "quick", src: base + "[[grid.include]]\nsplit = 7\n" +
 			"[profiles.quick]\nnote = \"1 iteration\"\n[profiles.quick.grids.g]\niterations = 1\n", n: 8},
 		{name: "include narrowed to a method without a grid parameter", src: strings.Replace(base, `["fake-mean"]`, `["fake-mean", "fake-fail"]`, 1) +
-			"[[grid.include]]\nmethod = \"fake-fail\"\nsplit = 9\n", n: 10},
+			"[[grid.include]]\nmethod = \"fake-fail\"\nsplit = 9\n", n: 10, warnings: 1},
 		{name: "dataset params expand", src: base + "[grid.dataset]\nn = [10, 20]\n", n: 12},
 		{name: "defaults filled", src: base, n: 6, check: func(t *testing.T, runs []*RunSpec) {
 			if runs[0].Params["kernel"] != "se" {

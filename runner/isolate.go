@@ -53,6 +53,7 @@ type childResult struct {
 	Artifacts                  []results.Artifact
 	Hyper                      []results.Hyperparameter
 	Provenance                 string
+	Recipe                     *methods.Recipe
 }
 
 func init() {
@@ -116,6 +117,7 @@ func ServeChild(in io.Reader, out io.Writer, prepare PrepareFunc) error {
 	if oc.data != nil {
 		res.Provenance = provenanceJSON(oc.data.Provenance, spec.Files)
 	}
+	res.Recipe = oc.recipe
 	if oc.err != nil {
 		res.Err = oc.err.Error()
 		var md MissingData
@@ -218,7 +220,7 @@ func (r *Runner) isolated(ctx context.Context, spec *RunSpec, memLimit int64, on
 	<-streamed
 	if res != nil {
 		oc.provenance, oc.scored = res.Provenance, true
-		oc.metrics, oc.arts, oc.hyper = res.Metrics, res.Artifacts, res.Hyper
+		oc.metrics, oc.arts, oc.hyper, oc.recipe = res.Metrics, res.Artifacts, res.Hyper, res.Recipe
 		switch {
 		case res.MissingDataset != "":
 			oc.err = missingInChild{res.Err, res.MissingDataset, res.MissingMsg}

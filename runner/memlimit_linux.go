@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"sgplab/gp/linalg"
+
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -32,6 +34,9 @@ const memWatchEvery = 10 * time.Millisecond
 // that calls malloc, so a limit on address space failed runs that had
 // allocated almost nothing.
 func setMemLimit(limit int64) error {
+	// OpenBLAS maps its work buffer at its first call; under the hard
+	// limit that call was seen to spin instead of failing.
+	linalg.WarmUp()
 	base, err := vmData()
 	if err != nil {
 		return fmt.Errorf("memory limit: %w", err)

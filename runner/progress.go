@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"sgplab/gp/optim"
 	"sgplab/methods"
 	"sgplab/results"
 )
@@ -64,13 +65,19 @@ func (s *RunSpec) ShortLabel(swept []string) string {
 }
 
 // Cost is a run's expected cost in arbitrary units, for the ETA: the
-// optimiser's iterations times the per-iteration cost of the method,
-// O(N³) for the exact methods (exactMethods) and O(B M² + M³) for the rest,
-// B = min(N, BatchSize) the rows a step touches,
-// with N the training size given by size (≤ 0 when unknown: 1000 is
-// assumed) and M the number of inducing variables read from the method's
-// parameters (inducingCount; defaultInducing when it names none).
+// optimiser's iterations (its budget) plus one times StepCost.
 func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
+	return float64(s.Iterations+1) * StepCost(s, size)
+}
+
+// StepCost is the cost of one optimiser iteration of a run, in the ETA's
+// units: the per-iteration cost the method's declaration implies
+// (RunSpec.Plan, or methods.Method.Plan for a spec made without Expand):
+// O(N³) for an exact method, O(B M² + M³) for M inducing variables, B =
+// min(N, BatchSize) the rows a step touches, and O(N) for a method with
+// neither, plus stepOverhead. N is given by size (≤ 0 when unknown: 1000
+// is assumed).
+func StepCost(s *RunSpec, size func(*RunSpec) int) float64 {
 	n := 0
 	if size != nil {
 		n = size(s)
@@ -79,47 +86,50 @@ func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
 		n = 1000
 	}
 	N := float64(n)
-	per := N * N * N / 3 // exact GP: one Cholesky
-	if !contains(exactMethods, s.Method) {
-		m := min(inducingCount(s.Params), N)
+	plan := s.Plan
+	if plan.M == 0 && !plan.Exact {
+		plan = declaredPlan(s, n)
+	}
+	per := N
+	switch {
+	case plan.Exact:
+		per = N * N * N / 3 // one Cholesky
+	case plan.M > 0:
+		m := float64(plan.M)
 		b := N // a minibatch step touches BatchSize rows
 		if s.BatchSize > 0 {
 			b = min(b, float64(s.BatchSize))
 		}
 		per = b*m*m + m*m*m
 	}
-	return float64(s.Iterations+1) * per
+	return per + stepOverhead
 }
 
-// exactMethods cost one N×N Cholesky per step.
-var exactMethods = []string{"gpr", "agpr"}
+// stepOverhead is what every optimiser step costs beside its flops (the
+// autodiff tape, allocations, the optimiser's bookkeeping), in the same
+// units: a few tenths of a millisecond. Without it small fits were costed
+// far below large ones: replayed on the sweep-example and demo runs, the
+// ETA was within 2× of the actual at 43 of 51 and 13 of 20 runs' ends,
+// with it at 48 and 18.
+const stepOverhead = 2e5
 
-// defaultInducing is the M assumed for a sparse method whose parameters
-// name no count (e.g. a method's default M).
-const defaultInducing = 100
-
-// inducingCount is M for the cost model: num_inducing (+ num_orthogonal
-// for the decoupled methods) or num_features; 2F+1 for frequencies = F;
-// (L+1)² (the harmonics of S² up to level L) for max_level = L.
-func inducingCount(p map[string]any) float64 {
-	get := func(k string) float64 {
-		if v, ok := number(p[k]); ok && v > 0 {
-			return v
-		}
-		return 0
+// declaredPlan is the method's plan for a spec that carries none, on n
+// training rows of unknown dimension (the zero Plan when the method or its
+// parameters are unknown).
+func declaredPlan(s *RunSpec, n int) methods.Plan {
+	m, err := methods.Lookup(s.Method)
+	if err != nil {
+		return methods.Plan{}
 	}
-	switch {
-	case get("num_inducing")+get("num_orthogonal") > 0:
-		return get("num_inducing") + get("num_orthogonal")
-	case get("num_features") > 0:
-		return get("num_features")
-	case get("frequencies") > 0:
-		return 2*get("frequencies") + 1
-	case get("max_level") > 0:
-		l := get("max_level")
-		return (l + 1) * (l + 1)
+	p, err := m.Validate(s.Params)
+	if err != nil {
+		return methods.Plan{Exact: m.Exact}
 	}
-	return defaultInducing
+	plan, err := m.Plan(p, methods.Shape{N: n, Batch: s.BatchSize})
+	if err != nil {
+		return methods.Plan{Exact: m.Exact}
+	}
+	return plan
 }
 
 // progress shows runs done/total, an ETA and the current iteration.
@@ -131,12 +141,16 @@ type progress struct {
 	skipped   int
 	finished  int
 	swept     []string
-	cost      map[string]float64 // expected cost of each run to do
-	costLeft  float64            // of the runs not finished yet
-	costDone  float64            // of the runs this worker finished
-	timeDone  time.Duration      // their wall time
+	step      map[string]float64 // StepCost of each run to do
+	budget    map[string]int     // its iteration budget
+	stops     map[string]bool    // whether it may end before its budget: stop_tol, or L-BFGS's own criteria
+	dataset   map[string]string  // its dataset
+	absent    map[string]bool    // datasets whose files a run found absent: their runs fail at once
+	trained   map[string]int     // the numbers it trains (methods.Plan.Params; 0 unknown)
+	pending   map[string]bool    // the runs not finished yet
 	class     map[string]string  // run id → its costClass
 	classes   map[string]*classCost
+	all       classCost         // every finished run of this worker
 	current   map[string]string // run id → status text
 	lastDraw  time.Time
 	drawn     bool
@@ -144,13 +158,19 @@ type progress struct {
 	waitMsg   string
 }
 
-// classCost is the cost accounting of one costClass: the cost model
-// counts flops, so how many seconds a unit of it takes depends on the
-// procedure (an MC objective, a closed-form one, a step with no training),
-// and a grid's runs share one.
+// classCost is what the finished runs of a costClass measured: the time a
+// unit of work took (the cost model counts flops, so how many seconds a
+// unit takes depends on the procedure: an MC objective, a closed-form one,
+// a step with no training), and, for runs that stop_tol may end early,
+// which fraction of their budget they ran.
 type classCost struct {
-	left, done float64
-	timeDone   time.Duration
+	work     float64 // StepCost × (iterations run + 1) of the finished runs
+	timeDone time.Duration
+	fracSum  float64 // Σ iterations run / budget of the finished runs that may stop early
+	fracN    int
+	// Σ iterations run and Σ numbers trained of those of them that declare
+	// the latter: iterations per trained number.
+	its, trained float64
 }
 
 // costClass groups runs whose time per unit of Cost is alike: one grid of
@@ -159,18 +179,19 @@ func costClass(s *RunSpec) string { return s.Experiment + "\x00" + s.Grid + "\x0
 
 func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(*RunSpec) int) *progress {
 	p := &progress{w: w, tty: tty, total: len(todo), skipped: skipped, swept: Swept(todo),
-		cost: map[string]float64{}, current: map[string]string{}, runStarts: map[string]time.Time{},
+		step: map[string]float64{}, budget: map[string]int{}, stops: map[string]bool{}, trained: map[string]int{}, pending: map[string]bool{},
+		dataset: map[string]string{}, absent: map[string]bool{},
+		current: map[string]string{}, runStarts: map[string]time.Time{},
 		class: map[string]string{}, classes: map[string]*classCost{}}
 	for _, s := range todo {
-		c := Cost(s, size)
-		p.cost[s.ID] = c
-		p.costLeft += c
+		p.step[s.ID], p.budget[s.ID], p.trained[s.ID], p.dataset[s.ID] = StepCost(s, size), s.Iterations, s.Plan.Params, s.Dataset
+		p.stops[s.ID] = s.StopTol > 0 || s.Recipe(0, "").Optimizer == optim.LBFGS
+		p.pending[s.ID] = true
 		k := costClass(s)
 		p.class[s.ID] = k
 		if p.classes[k] == nil {
 			p.classes[k] = &classCost{}
 		}
-		p.classes[k].left += c
 	}
 	if skipped > 0 {
 		fmt.Fprintf(w, "%d runs already done in the database (resume); %d to run\n", skipped, len(todo))
@@ -178,49 +199,101 @@ func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(
 	return p
 }
 
-// prefix is "[done/total]" and, once a run finished, the ETA: each
-// class's remaining expected cost at the time per unit of cost measured on
-// its own finished runs, or on all finished runs for a class with none
-// yet. (One rate for the whole sweep showed 2 h 20 min halfway through the
-// VOF quick profile, which ended 4 min later: its first grids cost far
-// more time per flop-counted unit than its last.)
+// prefix is "[done/total]" and, once a run finished, the ETA: the work
+// each run still to do is expected to take — StepCost × (iterations + 1),
+// where a run that may end before its budget (stop_tol, or L-BFGS, which
+// stops once converged) is expected to run as many iterations per number
+// it trains as the finished such runs of its class did (else all finished
+// ones: L-BFGS needs a few per number), or, when it declares no count,
+// the fraction of its budget they ran — at its class's time per unit of
+// work, or the time per unit of all finished runs for a class with none
+// yet. Runs of a dataset whose files a run found absent fail at once and
+// cost nothing.
+// (One rate for the whole sweep showed 2 h 20 min halfway through the VOF
+// quick profile, which ended 4 min later: its first grids cost far more
+// time per flop-counted unit than its last; and costing stop_tol runs at
+// their budget overestimated a sweep of default budgets, which stop after
+// 2–40 % of them, 2–4×.)
 func (p *progress) prefix() string {
 	s := fmt.Sprintf("[%d/%d]", p.finished, p.total)
-	if p.costDone > 0 && p.finished < p.total {
-		global := float64(p.timeDone) / p.costDone
+	if p.all.work > 0 && p.finished < p.total {
 		rate := func(k string) float64 {
-			if c := p.classes[k]; c != nil && c.done > 0 {
-				return float64(c.timeDone) / c.done
+			if c := p.classes[k]; c != nil && c.work > 0 {
+				return float64(c.timeDone) / c.work
 			}
-			return global
+			return float64(p.all.timeDone) / p.all.work
 		}
 		left := 0.0 // in float: a huge cost must not overflow a Duration
-		for _, k := range sortedKeys(p.classes) {
-			left += rate(k) * p.classes[k].left
+		for id := range p.pending {
+			if !p.absent[p.dataset[id]] {
+				left += rate(p.class[id]) * p.expectedWork(id)
+			}
 		}
 		for id, t0 := range p.runStarts { // in flight: subtract what they already ran
-			left -= min(float64(time.Since(t0)), rate(p.class[id])*p.cost[id])
+			left -= min(float64(time.Since(t0)), rate(p.class[id])*p.expectedWork(id))
 		}
 		s += " ETA " + formatETA(max(left, 0))
 	}
 	return s
 }
 
-// settle moves a run's cost out of what is left, and (done) into its
-// class's measured rate.
-func (p *progress) settle(spec *RunSpec, done bool, took time.Duration) {
-	c := p.cost[spec.ID]
-	p.costLeft -= c
-	cl := p.classes[p.class[spec.ID]]
-	if cl != nil {
-		cl.left -= c
+// expectedWork is the work run id is expected to do (see prefix).
+func (p *progress) expectedWork(id string) float64 {
+	budget := float64(p.budget[id])
+	it := budget
+	if p.stops[id] {
+		c := p.classes[p.class[id]]
+		if c == nil {
+			c = &classCost{}
+		}
+		trained := float64(p.trained[id])
+		switch {
+		case trained > 0 && c.trained > 0:
+			it = min(budget, c.its/c.trained*trained)
+		case trained > 0 && p.all.trained > 0:
+			it = min(budget, p.all.its/p.all.trained*trained)
+		case c.fracN > 0:
+			it *= c.fracSum / float64(c.fracN)
+		case p.all.fracN > 0:
+			it *= p.all.fracSum / float64(p.all.fracN)
+		}
 	}
-	if done {
-		p.costDone += c
-		p.timeDone += took
-		if cl != nil {
-			cl.done += c
-			cl.timeDone += took
+	return p.step[id] * (it + 1)
+}
+
+// absentData notes that a run found its dataset's files absent: the
+// dataset's other runs will fail as fast.
+func (p *progress) absentData(spec *RunSpec) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.absent[spec.Dataset] = true
+}
+
+// settle takes a finished run out of what is left and, when it is done
+// (iterations run; < 0 unknown: its budget), into its class's and the
+// sweep's measurements.
+func (p *progress) settle(spec *RunSpec, done bool, took time.Duration, iterations int) {
+	delete(p.pending, spec.ID)
+	if !done {
+		return
+	}
+	if iterations < 0 {
+		iterations = p.budget[spec.ID]
+	}
+	work := p.step[spec.ID] * float64(iterations+1)
+	for _, c := range []*classCost{p.classes[p.class[spec.ID]], &p.all} {
+		if c == nil {
+			continue
+		}
+		c.work += work
+		c.timeDone += took
+		if p.stops[spec.ID] && p.budget[spec.ID] > 0 {
+			c.fracSum += min(float64(iterations)/float64(p.budget[spec.ID]), 1)
+			c.fracN++
+			if n := p.trained[spec.ID]; n > 0 {
+				c.its += float64(iterations)
+				c.trained += float64(n)
+			}
 		}
 	}
 }
@@ -266,7 +339,13 @@ func (p *progress) finish(spec *RunSpec, rec results.Run, ms []results.Metric) {
 	delete(p.current, spec.ID)
 	took := time.Since(p.runStarts[spec.ID])
 	delete(p.runStarts, spec.ID)
-	p.settle(spec, rec.Status == results.StatusDone, took)
+	iterations := -1
+	for _, m := range ms {
+		if m.Name == "iterations" {
+			iterations = int(m.Value)
+		}
+	}
+	p.settle(spec, rec.Status == results.StatusDone, took, iterations)
 	var b strings.Builder
 	for _, m := range ms {
 		switch m.Name {
@@ -295,7 +374,7 @@ func (p *progress) byOther(spec *RunSpec, status string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finished++
-	p.settle(spec, false, 0)
+	p.settle(spec, false, 0, -1)
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"sgplab/gp"
 	"sgplab/gp/metrics"
+	"sgplab/internal/goroutines"
 	"sgplab/methods"
 	"sgplab/results"
 )
@@ -374,6 +374,9 @@ type outcome struct {
 	metrics    []results.Metric
 	hyper      []results.Hyperparameter
 	provenance string
+	// recipe is the fit recipe the run resolved on its training set (nil
+	// when it did not get that far).
+	recipe *methods.Recipe
 }
 
 // one executes and records a single run. The returned error is only for
@@ -499,7 +502,7 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 		ms, rec.Status, rec.Hyper = oc.metrics, results.StatusDone, oc.hyper
 	default:
 		var err error
-		ms, err = runMetrics(spec, oc)
+		ms, err = guardedMetrics(spec, oc)
 		if err != nil {
 			rec.Status = results.StatusFailed
 			rec.Error = "scoring predictions: " + err.Error()
@@ -514,21 +517,32 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 	if rec.Status == results.StatusDone {
 		arts = oc.arts
 	}
+	if oc.recipe != nil { // what the fit ran, where the grid left settings to the method
+		rec.Params = rec.Params[:0]
+		for _, p := range spec.FlatParamsRan(*oc.recipe) {
+			rec.Params = append(rec.Params, results.Param{Name: p[0], Value: p[1]})
+		}
+	}
 	if err := r.Store.SaveLeased(lease, rec, ms, tr, arts); errors.Is(err, results.ErrLeaseLost) {
 		pr.abandoned(spec)
 		return statusAbandoned, nil, nil
 	} else if err != nil {
 		return "", nil, err
 	}
+	if absent != nil {
+		pr.absentData(spec)
+	}
 	pr.finish(spec, rec, ms)
 	return rec.Status, absent, nil
 }
 
-// guarded prepares, fits and predicts, turning a panic into an error.
+// guarded prepares, fits and predicts, turning a panic into an error. A
+// panic on a goroutine of one of the method's parallel loops reaches here
+// too: the loops raise it again on the goroutine that started them.
 func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(methods.Progress)) (oc outcome) {
 	defer func() {
-		if p := recover(); p != nil {
-			oc.err = fmt.Errorf("panic: %v\n%s", p, trimStack(debug.Stack()))
+		if v := recover(); v != nil {
+			oc.err = panicError(v)
 		}
 	}()
 	data, err := r.cache.get(ctx, spec, r.Prepare)
@@ -554,6 +568,10 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		oc.err = err
 		return oc
 	}
+	if err := checkPlan(m, spec, data.Train); err != nil {
+		oc.err = err
+		return oc
+	}
 	model, err := methods.Build(spec.Method, spec.Params)
 	if err != nil {
 		oc.err = err
@@ -566,6 +584,8 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	if spec.StopTol > 0 {
 		opt.Stop = stopRule(spec, data.Train.N())
 	}
+	rc := spec.Recipe(data.Train.N(), methods.Task(task))
+	oc.recipe = &rc
 	t0, cpu0 := time.Now(), processCPUSeconds()
 	oc.cpuSecs = math.NaN()
 	oc.fit, err = model.Fit(ctx, data.Train, opt, onProgress)
@@ -595,6 +615,17 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		}
 	}
 	return oc
+}
+
+// guardedMetrics is runMetrics with a panic turned into an error: scoring
+// is part of the run, and its failure must not end the sweep.
+func guardedMetrics(spec *RunSpec, oc outcome) (ms []results.Metric, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			ms, err = nil, panicError(v)
+		}
+	}()
+	return runMetrics(spec, oc)
 }
 
 // runMetrics scores a finished run; names follow results.MetricNames, and
@@ -699,12 +730,16 @@ func sanitize(s string) string {
 	return string(b)
 }
 
-func trimStack(s []byte) string {
-	lines := strings.Split(string(s), "\n")
-	if len(lines) > 24 {
-		lines = lines[:24]
+// panicError is the error of a run that panicked with v: the panic's
+// message and the trimmed stack of the goroutine where it began, then, for
+// a panic raised again by a parallel loop, that of the goroutine that
+// started the loop (which step of the fit it was).
+func panicError(v any) error {
+	p := goroutines.Recovered(v)
+	if _, again := v.(*goroutines.Panic); again {
+		return fmt.Errorf("panic: %v\n%s\nraised again by %s", p, p.Stack, goroutines.Stack())
 	}
-	return strings.Join(lines, "\n")
+	return fmt.Errorf("panic: %v\n%s", p, p.Stack)
 }
 
 // datasetCache keeps the last few prepared datasets: runs are expanded

@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"sgplab/gp/optim"
+	"sgplab/methods"
 )
 
 // RunSpec is one run of a grid: everything that determines its result.
@@ -50,6 +53,9 @@ type RunSpec struct {
 	TimeLimit time.Duration // 0 is no limit
 	MemLimit  int64         // bytes; 0 is no limit; the run then runs in a child process
 	Source    string        // file:line of the grid or include that produced it
+	// Plan is what the run will need, from its method's declaration and
+	// its dataset's shape as known when the grid expanded (M for the ETA).
+	Plan methods.Plan
 
 	canonical []byte
 }
@@ -92,6 +98,9 @@ func (s *RunSpec) seal() error {
 	if s.StopTol != 0 { // absent when off, so older run ids are unchanged
 		m["fit"].(map[string]any)["stop_tol"] = s.StopTol
 	}
+	if mark := s.recipeMark(); mark != nil { // absent unless a changed default applies
+		m["fit"].(map[string]any)["recipe"] = mark
+	}
 	if len(s.Metrics) > 0 {
 		m["metrics"] = s.Metrics
 	}
@@ -111,6 +120,53 @@ func (s *RunSpec) seal() error {
 	return nil
 }
 
+// recipeMark is what keeps a run that relies on a changed default from
+// sharing the id of a run made before the change: nil when the method's
+// recipe (methods.Method.Recipe) resolves for this spec exactly as its
+// defaults before it declared them (methods.Method.Legacy) did, else the
+// resolved recipe of every case the spec leaves open: each task when it
+// names none, and with batch_size both minibatches and a full batch (a
+// batch at least N is the whole set). The grid's own settings are in the
+// spec already; the mark adds what the defaults filled in.
+func (s *RunSpec) recipeMark() []string {
+	m, err := methods.Lookup(s.Method)
+	if err != nil || m.Legacy == nil {
+		return nil
+	}
+	p, err := m.Validate(s.Params)
+	if err != nil {
+		return nil
+	}
+	tasks := []methods.Task{methods.Task(s.Task)}
+	if s.Task == "" {
+		tasks = m.Tasks
+	}
+	batches := []int{0}
+	if s.BatchSize > 0 {
+		batches = append(batches, s.BatchSize)
+	}
+	var mark []string
+	changed := false
+	for _, t := range tasks {
+		for _, b := range batches {
+			opt := methods.FitOptions{Iterations: s.Iterations, Optimizer: s.Optimizer, LearningRate: s.LearningRate,
+				BatchSize: b, GradTol: s.GradTol, Task: t, Stop: optim.Rule{Tol: s.StopTol}}
+			cur := m.Recipe(p, opt, 0)
+			changed = changed || cur != m.LegacyRecipe(p, opt, 0)
+			batch := "full batch"
+			if b > 0 {
+				batch = "minibatch"
+			}
+			mark = append(mark, fmt.Sprintf("%s, %s: optimizer=%s learning_rate=%s natgrad_step=%s",
+				t, batch, cur.Optimizer, formatValue(cur.LearningRate), formatValue(cur.NatGrad)))
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return mark
+}
+
 // Label is a short human description of the run for logs.
 func (s *RunSpec) Label() string {
 	var b strings.Builder
@@ -124,8 +180,16 @@ func (s *RunSpec) Label() string {
 
 // FlatParams flattens the spec into name/value pairs for the results
 // database: method parameters under their names, dataset parameters as
-// "dataset.NAME", and the fit settings.
-func (s *RunSpec) FlatParams() [][2]string {
+// "dataset.NAME", and the fit settings as the method resolves them
+// (Recipe, with the training set's size unknown; a run stores the recipe
+// its fit ran, FlatParamsRan).
+func (s *RunSpec) FlatParams() [][2]string { return s.FlatParamsRan(s.Recipe(0, "")) }
+
+// FlatParamsRan is FlatParams with the fit recipe r: fit.optimizer,
+// fit.learning_rate (Adam's; 0 with L-BFGS) and fit.natgrad_step (when
+// natural gradients move q(u)) are what ran, not what the grid left
+// empty.
+func (s *RunSpec) FlatParamsRan(r methods.Recipe) [][2]string {
 	var out [][2]string
 	for _, k := range sortedKeys(s.Params) {
 		out = append(out, [2]string{k, formatValue(s.Params[k])})
@@ -141,11 +205,14 @@ func (s *RunSpec) FlatParams() [][2]string {
 	}
 	out = append(out,
 		[2]string{"fit.iterations", strconv.Itoa(s.Iterations)},
-		[2]string{"fit.optimizer", s.Optimizer},
-		[2]string{"fit.learning_rate", formatValue(s.LearningRate)},
+		[2]string{"fit.optimizer", r.Optimizer},
+		[2]string{"fit.learning_rate", formatValue(r.LearningRate)},
 		[2]string{"fit.batch_size", strconv.Itoa(s.BatchSize)},
 		[2]string{"fit.grad_tol", formatValue(s.GradTol)},
 	)
+	if r.NatGrad > 0 && !s.hasParam("natgrad_step") {
+		out = append(out, [2]string{"fit.natgrad_step", formatValue(r.NatGrad)})
+	}
 	if s.StopTol != 0 {
 		out = append(out, [2]string{"fit.stop_tol", formatValue(s.StopTol)})
 	}
@@ -157,6 +224,31 @@ func (s *RunSpec) FlatParams() [][2]string {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
+}
+
+func (s *RunSpec) hasParam(name string) bool { _, ok := s.Params[name]; return ok }
+
+// Recipe is the fit recipe of the run (methods.Method.Recipe) on n
+// training rows (0: unknown, then a batch_size means minibatches) for
+// task ("": the spec's, else its method's first); the grid's settings as
+// they are when the method or its parameters are unknown.
+func (s *RunSpec) Recipe(n int, task methods.Task) methods.Recipe {
+	if task == "" {
+		task = methods.Task(s.Task)
+	}
+	opt := methods.FitOptions{Iterations: s.Iterations, Optimizer: s.Optimizer, LearningRate: s.LearningRate,
+		BatchSize: s.BatchSize, GradTol: s.GradTol, Stop: optim.Rule{Tol: s.StopTol}}
+	given := methods.Recipe{Optimizer: s.Optimizer, LearningRate: s.LearningRate, Iterations: s.Iterations, StopTol: s.StopTol}
+	m, err := methods.Lookup(s.Method)
+	if err != nil {
+		return given
+	}
+	p, err := m.Validate(s.Params)
+	if err != nil {
+		return given
+	}
+	opt.Task = fitTask(m, string(task))
+	return m.Recipe(p, opt, n)
 }
 
 func formatValue(v any) string {

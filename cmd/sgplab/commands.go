@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +39,18 @@ func expandOptions(profile, dataDir string) runner.ExpandOptions {
 	return runner.ExpandOptions{Profile: profile, ValidateDataset: datasets.Validate,
 		CheckRun: func(name string, params map[string]any, protocol, scaling string, splits []int) error {
 			return datasets.CheckRun(name, params, protocol, scaling, splits, dataDir)
-		}}
+		},
+		Shape: datasets.Shape, MemoryLimit: memoryLimit()}
+}
+
+// memoryLimit is what a run's declared memory need is checked against
+// before anything runs: $SGPLAB_MEMORY (bytes, e.g. 64e9 for a cluster
+// node the grid is destined for), else this machine's memory.
+func memoryLimit() float64 {
+	if v, err := strconv.ParseFloat(os.Getenv("SGPLAB_MEMORY"), 64); err == nil && v > 0 {
+		return v
+	}
+	return runner.MachineMemory()
 }
 
 // loadGrids parses and expands grid files for a profile.
@@ -790,7 +802,12 @@ func cmdPrune(path, db, profile string, dry bool, stdout, stderr io.Writer) erro
 }
 
 func cmdMethods(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("methods", "[NAME...]", "Lists the registered methods, their tasks and parameters with defaults.", stdout, stderr)
+	fs := newFlags("methods", "[NAME...]", `Lists the registered methods: their tasks, every default (kernel and initial
+hyperparameters, likelihood, inducing variables and their initialisation,
+q(u), the fit recipe: optimiser, learning rate, iterations) and every
+parameter with its default, range and meaning. --markdown writes the same as
+the page docs/methods.md (make docs).`, stdout, stderr)
+	markdown := fs.Bool("markdown", false, "write Markdown (docs/methods.md) instead of text")
 	names, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -806,35 +823,52 @@ func cmdMethods(args []string, stdout, stderr io.Writer) error {
 		}
 		ms = append(ms, m)
 	}
+	if *markdown {
+		return writeMethodsMarkdown(stdout, ms)
+	}
 	for i, m := range ms {
 		if i > 0 {
 			fmt.Fprintln(stdout)
-		}
-		tasks := make([]string, len(m.Tasks))
-		for j, t := range m.Tasks {
-			tasks[j] = string(t)
 		}
 		fmt.Fprintf(stdout, "%s — %s\n", m.Name, m.Summary)
 		if m.Paper != "" {
 			fmt.Fprintf(stdout, "  paper: %s\n", m.Paper)
 		}
-		fmt.Fprintf(stdout, "  tasks: %s\n", strings.Join(tasks, ", "))
+		fmt.Fprintf(stdout, "  tasks: %s\n", strings.Join(taskNames(m), ", "))
+		if m.MaxDim > 0 {
+			fmt.Fprintf(stdout, "  inputs: at most %d dimension(s)\n", m.MaxDim)
+		}
+		for _, d := range m.Defaults() {
+			fmt.Fprintf(stdout, "  %s: %s\n", d.Topic, d.Text)
+		}
+		fmt.Fprintln(stdout, "  parameters:")
 		for _, p := range m.Params {
-			def := "(none)"
-			if p.Default != nil {
-				def = fmt.Sprint(p.Default)
-			}
-			choices := ""
-			if len(p.Choices) > 0 {
-				choices = " {" + strings.Join(p.Choices, ", ") + "}"
-			}
-			fmt.Fprintf(stdout, "  %-22s %-16s default %-10s %s%s\n", p.Name, p.Kind, def, p.Doc, choices)
+			fmt.Fprintf(stdout, "    %-22s %-16s default %-10s %s%s\n", p.Name, p.Kind, methods.FormatDefault(p), p.Doc, paramRange(p))
 		}
 	}
 	if len(ms) == 0 {
 		fmt.Fprintln(stdout, "no methods registered")
 	}
 	return nil
+}
+
+func taskNames(m methods.Method) []string {
+	tasks := make([]string, len(m.Tasks))
+	for j, t := range m.Tasks {
+		tasks[j] = string(t)
+	}
+	return tasks
+}
+
+// paramRange is " (range)" or " {choices}" of a parameter, or "".
+func paramRange(p methods.ParamDoc) string {
+	switch {
+	case p.Range != nil:
+		return " (" + p.Range.String() + ")"
+	case len(p.Choices) > 0:
+		return " {" + strings.Join(p.Choices, ", ") + "}"
+	}
+	return ""
 }
 
 func cmdData(args []string, stdout, stderr io.Writer) error {

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
+	"sgplab/gp/inference"
 	"sgplab/methods"
 	"sgplab/results/resultstest"
 )
@@ -37,6 +38,21 @@ func init() {
 		Tasks:  []methods.Task{methods.Regression},
 		Params: []methods.ParamDoc{{Name: "fail", Kind: methods.Int, Default: 0}},
 		New:    func(p methods.Params) (methods.Model, error) { return &cliFail{fail: p.Int("fail") == 1}, nil }})
+}
+
+// cliLoopPanic panics on a goroutine of inference.ComputeStats, a
+// parallel loop of the numerical code, in its fit.
+type cliLoopPanic struct{ cliMean }
+
+func (c *cliLoopPanic) Fit(ctx context.Context, d gp.Data, o methods.FitOptions, p func(methods.Progress)) (methods.FitResult, error) {
+	_, err := inference.ComputeStats(d.X, d.Y, 2, func(*mat.Dense) (*mat.Dense, error) { panic("cli-test-loop-panic: feature map") })
+	return methods.FitResult{}, err
+}
+
+func init() {
+	methods.Register(methods.Method{Name: "cli-test-loop-panic", Summary: "test double that panics in a parallel loop",
+		Tasks: []methods.Task{methods.Regression},
+		New:   func(methods.Params) (methods.Model, error) { return &cliLoopPanic{}, nil }})
 }
 
 func sgplab(args ...string) (code int, stdout, stderr string) {
@@ -83,6 +99,32 @@ n_test = 10
 	}
 	if code, out, _ := sgplab("run", "--help"); code != 0 || !strings.Contains(out, "Exit status") {
 		t.Errorf("run --help does not document the exit status:\n%s", out)
+	}
+}
+
+// TestLoopPanicExitStatus: a panic on a goroutine of a parallel loop in a
+// fit fails that run and the sweep goes on to exit 3 (before, the process
+// died with exit 2 and left the run "running").
+func TestLoopPanicExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	grid, db := filepath.Join(dir, "g.toml"), filepath.Join(dir, "r.db")
+	os.WriteFile(grid, []byte(`name = "loop-panic"
+[[grid]]
+name = "g"
+methods = ["cli-test-loop-panic", "cli-test-mean"]
+datasets = ["gp-sample"]
+iterations = 1
+[grid.dataset]
+n = 30
+n_test = 10
+`), 0o644)
+	code, out, errOut := sgplab("run", "--db", db, grid)
+	if code != exitRunsFailed || !strings.Contains(out, "2 runs: 1 done, 1 failed") || !strings.Contains(out, "cli-test-loop-panic gp-sample: panic: cli-test-loop-panic: feature map") {
+		t.Errorf("exit %d, want %d with 1 run done and 1 failed\nstdout:\n%s\nstderr:\n%s", code, exitRunsFailed, out, errOut)
+	}
+	code, out, errOut = sgplab("query", "--db", db, "SELECT status, error FROM runs WHERE method = 'cli-test-loop-panic'")
+	if code != 0 || !strings.Contains(out, "failed") || !strings.Contains(out, "inference.ComputeStats.func1") {
+		t.Errorf("the failed run's error has no stack of the loop goroutine (exit %d):\n%s%s", code, out, errOut)
 	}
 }
 

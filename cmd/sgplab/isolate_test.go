@@ -204,6 +204,19 @@ num_inducing = [5]
 [grid.dataset]
 n = 40
 n_test = 10
+
+[[grid]]
+name = "real-batch"
+methods = ["svgp"]
+datasets = ["gp-sample"]
+splits = [0]
+iterations = 3
+batch_size = 100                 # above N: a full batch, which only the child knows
+[grid.params]
+num_inducing = [5]
+[grid.dataset]
+n = 40
+n_test = 10
 `
 	if err := os.WriteFile(grid, []byte(strings.Replace(signalGrid, `["cli-test-mean", "cli-test-block"]`, `["cli-test-mean", "cli-test-fail"]`, 1)+"[grid.params]\nfail = [0, 1]\n[grid.method.cli-test-mean]\nm = [1]\n"+real), 0o644); err != nil {
 		t.Fatal(err)
@@ -221,6 +234,8 @@ n_test = 10
 			"SELECT run_id, seq, iteration, objective, phase FROM traces ORDER BY run_id, seq",
 			"SELECT run_id, name, idx, value FROM hyperparameters ORDER BY run_id, name, idx",
 			"SELECT run_id, converged, rel_change FROM run_convergence WHERE converged IS NOT NULL ORDER BY run_id",
+			// The recipe each fit ran (its optimiser depends on N).
+			"SELECT run_id, name, value FROM run_params WHERE name LIKE 'fit.%' ORDER BY run_id, name",
 		} {
 			_, rows, err := st.Query(q)
 			if err != nil {
@@ -242,7 +257,7 @@ n_test = 10
 	if a != b {
 		t.Errorf("in-process:\n%s\nisolated:\n%s", a, b)
 	}
-	for _, want := range []string{"lengthscales", "noise_variance"} {
+	for _, want := range []string{"lengthscales", "noise_variance", "fit.optimizer lbfgs"} {
 		if !strings.Contains(b, want) {
 			t.Errorf("isolated run stored no hyperparameter %s:\n%s", want, b)
 		}

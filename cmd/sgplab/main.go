@@ -49,7 +49,7 @@ func init() {
 // errUsage marks an error already explained by a usage message.
 var errUsage = errors.New("usage")
 
-// Exit statuses of sgplab (documented in the README and `sgplab run --help`):
+// Exit statuses of sgplab (documented in docs/running.md and `sgplab run --help`):
 //
 //	0    success; for run: every run of the grid (or shard) is done
 //	1    an error: bad grid file, database error, ...
@@ -192,6 +192,11 @@ var examples = map[string]string{
   sgplab results prune --profile quick paper_configs/vof.toml`,
 }
 
+// parsedHook, set only by tests, receives every command line whose flags
+// parsed, with its positional arguments, and stops the command there with
+// the hook's error: the docs' commands are checked without running them.
+var parsedHook func(command string, pos []string) error
+
 // parse parses flags allowing them before and after positional arguments.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	for _, a := range args {
@@ -216,6 +221,9 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
+			if parsedHook != nil {
+				return nil, parsedHook(fs.Name(), pos)
+			}
 			return pos, nil
 		}
 		pos = append(pos, args[0])

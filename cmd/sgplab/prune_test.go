@@ -86,7 +86,7 @@ func TestReportAndPruneIgnoreStaleRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"exactly the 4 run(s)", "6 stale run(s)", "`sgplab results prune --profile full --db " + merged,
-		"| every current run is reported | ", "| = 4 | 4 | reproduced |"} {
+		"| every current run is reported | ", "| = 4 | 4 | reproduced: convergence not checked"} {
 		if !strings.Contains(string(idx), want) {
 			t.Errorf("index.md lacks %q:\n%s", want, idx)
 		}

@@ -290,20 +290,31 @@ func (f *File) Read(name string) ([]float64, error) {
 	if !ok {
 		return nil, fmt.Errorf("netcdf: no variable %q", name)
 	}
-	n := 1
-	for i, d := range v.Dims {
+	for _, d := range v.Dims {
 		if f.Dims[d].Unlimited {
 			return nil, fmt.Errorf("netcdf: variable %q uses record dimension %q, which is not supported", name, f.Dims[d].Name)
 		}
-		n *= v.Shape[i]
 	}
 	sz, err := v.Type.size()
 	if err != nil {
 		return nil, err
 	}
-	end := v.begin + int64(n*sz)
-	if v.begin < 0 || end > int64(len(f.data)) {
-		return nil, fmt.Errorf("netcdf: variable %q data [%d, %d) lies outside the %d-byte file", name, v.begin, end, len(f.data))
+	if v.begin < 0 || v.begin > int64(len(f.data)) {
+		return nil, fmt.Errorf("netcdf: variable %q data starts at byte %d, outside the %d-byte file", name, v.begin, len(f.data))
 	}
-	return decode(f.data[v.begin:end], v.Type, n), nil
+	// The element count is checked against what the rest of the file can
+	// hold before each product: dimensions of up to 2³²−1 each would
+	// overflow it (and wrap the end offset below the start).
+	fits := (int64(len(f.data)) - v.begin) / int64(sz)
+	n := int64(1)
+	for i, l := range v.Shape {
+		if l != 0 && n > fits/int64(l) {
+			return nil, fmt.Errorf("netcdf: variable %q of shape %v needs more than the %d bytes of the file after byte %d", name, v.Shape[:i+1], int64(len(f.data))-v.begin, v.begin)
+		}
+		n *= int64(l)
+	}
+	if n > fits { // a scalar
+		return nil, fmt.Errorf("netcdf: variable %q data [%d, %d) lies outside the %d-byte file", name, v.begin, v.begin+n*int64(sz), len(f.data))
+	}
+	return decode(f.data[v.begin:v.begin+n*int64(sz)], v.Type, int(n)), nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -106,6 +107,17 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := f.Read("nope"); err == nil {
 		t.Error("unknown variable: no error")
+	}
+	// Dimensions of 2³¹−1 each: 4 bytes times their product overflowed and the end
+	// offset wrapped below the start, a panic (FuzzParse/7bc316c86f36b701).
+	huge := bytes.Clone(good)
+	binary.BigEndian.PutUint32(huge[24:], math.MaxInt32) // y
+	binary.BigEndian.PutUint32(huge[36:], math.MaxInt32) // x
+	if f, err = Parse(huge); err != nil {
+		t.Fatal(err)
+	}
+	if vals, err := f.Read("v"); err == nil || !strings.Contains(err.Error(), "needs more than the 24 bytes of the file") {
+		t.Errorf("shape %v: Read gave %d values, error %v", f.Vars[0].Shape, len(vals), err)
 	}
 }
 

@@ -78,11 +78,33 @@ func NewActivation(act string, z *mat.Dense, truncation int) (*Activation, error
 			return nil, fmt.Errorf("features: activation: direction %d has norm %v", i, n)
 		}
 	}
-	zeta, _, err := sphere.FunkHecke(d, truncation-1, shape, sphere.EvenPlusLinear)
+	zeta, err := activationZeta(shape, d, truncation)
+	if err != nil {
+		return nil, err
+	}
+	return &Activation{act: act, d: d, trunc: truncation, z0: mat.DenseCopyOf(z), zeta: zeta}, nil
+}
+
+// ActivationZeta returns the Funk–Hecke coefficients ζ_ℓ, ℓ < levels, of
+// the activation act on S^{d−1} (surface measure): the spectrum of a unit
+// σ(ẑᵀx̂), whatever its direction.
+func ActivationZeta(act string, d, levels int) ([]float64, error) {
+	shape, err := activation(act)
+	if err != nil {
+		return nil, err
+	}
+	if d < 2 || levels < 1 || levels > sphere.MaxQuadratureLevel+1 {
+		return nil, fmt.Errorf("features: activation: %d levels on S^%d, want 1…%d levels and d ≥ 2", levels, d-1, sphere.MaxQuadratureLevel+1)
+	}
+	return activationZeta(shape, d, levels)
+}
+
+func activationZeta(shape sphere.Shape, d, levels int) ([]float64, error) {
+	zeta, _, err := sphere.FunkHecke(d, levels-1, shape, sphere.EvenPlusLinear)
 	if err != nil {
 		return nil, fmt.Errorf("features: activation: %w", err)
 	}
-	return &Activation{act: act, d: d, trunc: truncation, z0: mat.DenseCopyOf(z), zeta: zeta}, nil
+	return zeta, nil
 }
 
 func (f *Activation) Name() string { return "activation-" + f.act }

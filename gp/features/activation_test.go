@@ -222,3 +222,31 @@ func TestActivationBadInput(t *testing.T) {
 		t.Error("kernel on S³ accepted for directions in R³")
 	}
 }
+
+// ActivationZeta is the spectrum a unit of any direction has.
+func TestActivationZeta(t *testing.T) {
+	for _, act := range features.Activations() {
+		z := mat.NewDense(1, 5, []float64{0.3, -1, 0.2, 0, 2})
+		f, err := features.NewActivation(act, z, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := features.ActivationZeta(act, 5, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l, want := range f.Zeta() {
+			if got[l] != want {
+				t.Errorf("%s: ζ_%d = %v, the unit's %v", act, l, got[l], want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		act       string
+		d, levels int
+	}{{"tanh", 3, 2}, {"relu", 1, 2}, {"relu", 3, 0}} {
+		if _, err := features.ActivationZeta(c.act, c.d, c.levels); err == nil {
+			t.Errorf("ActivationZeta(%q, %d, %d) accepted", c.act, c.d, c.levels)
+		}
+	}
+}

@@ -42,4 +42,12 @@
 // softplus hidden units of activated SVGP, truncated at L levels in Kuu
 // (eq. 7 of Tiao et al. 2023) and in Kuf alike, whose cross-covariance with
 // inducing points (Kuv) is the units' forward pass at those points.
+//
+// A caller can know a set's size before building it (VFFCount,
+// BSplineCount, IFFCount, SphericalHarmonicsCount: the constructors'
+// counts, from parameters alone, without enumerating a grid that would
+// not fit in memory), and which kernels a feature accepts is a property
+// the kernel declares (kernels.Matern for the interval features,
+// kernels.SpectralBound for IFF, kernels.ZonalBound for the spherical
+// features), never a comparison of kernel names.
 package features

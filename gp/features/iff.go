@@ -89,46 +89,21 @@ func NewIFF(perDim []int, eps []float64, mask bool) (*IFF, error) {
 	if dim == 0 || len(eps) != dim {
 		return nil, fmt.Errorf("features: IFF: %d frequency counts and %d spacings; give one of each per input dimension", len(perDim), len(eps))
 	}
-	if dim > 16 {
-		return nil, fmt.Errorf("features: IFF: %d input dimensions; the 2^D features per frequency make D > 16 impossible (the paper targets D ≤ 3)", dim)
-	}
-	total := 1
 	for d := range perDim {
-		if perDim[d] < 1 {
-			return nil, fmt.Errorf("features: IFF: dimension %d has %d positive frequencies, want ≥ 1", d, perDim[d])
-		}
 		if !(eps[d] > 0) || math.IsInf(eps[d], 0) {
 			return nil, fmt.Errorf("features: IFF: spacing ε in dimension %d must be positive and finite, got %v", d, eps[d])
 		}
-		total *= perDim[d]
-		if total > 1<<24 {
-			return nil, fmt.Errorf("features: IFF: frequency grid %v is too large", perDim)
-		}
 	}
 	f := &IFF{eps: append([]float64(nil), eps...), perDim: append([]int(nil), perDim...)}
-	tuple := make([]int, dim)
-	for k := 0; k < total; k++ {
-		// Lexicographic order, dimension 0 slowest.
-		rem := k
-		for d := dim - 1; d >= 0; d-- {
-			tuple[d] = rem % perDim[d]
-			rem /= perDim[d]
-		}
-		if mask {
-			r := 0.0
-			for d, j := range tuple {
-				u := (float64(j) + 0.5) / float64(perDim[d])
-				r += u * u
-			}
-			if r > 1 {
-				continue
-			}
-		}
+	err := iffGrid(perDim, mask, func(tuple []int) bool {
 		f.idx = append(f.idx, append([]int(nil), tuple...))
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(f.idx) == 0 {
-		return nil, fmt.Errorf("features: IFF: the spherical mask keeps no frequency of the grid %v in %d dimensions; use more frequencies per dimension (≥ %d) or no mask",
-			perDim, dim, int(math.Ceil(math.Sqrt(float64(dim))/2)))
+		return nil, iffEmptyMask(perDim)
 	}
 	f.freqs = mat.NewDense(len(f.idx), dim, nil)
 	for k, t := range f.idx {

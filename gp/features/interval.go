@@ -152,20 +152,15 @@ func (f *IntervalFeature) Bind(*param.Bound, string) Bound { return boundInterva
 func maternOrders(what string, k kernels.Kernel, dim int, s Structure) ([]float64, error) {
 	supported := what + " supports the Matérn kernels matern12, matern32 and matern52 (1-D, additive(…) or separable(…) of them)"
 	order := func(k kernels.Kernel) (float64, error) {
-		st, ok := k.(*kernels.Stationary)
+		mk, ok := k.(kernels.Matern)
 		if !ok {
 			return 0, fmt.Errorf("features: kernel %s: %s", k.Name(), supported)
 		}
-		if st.Dim() != 1 {
-			return 0, fmt.Errorf("features: kernel %s on %d dimensions: %s must be 1-D", k.Name(), st.Dim(), what)
+		if mk.Dim() != 1 {
+			return 0, fmt.Errorf("features: kernel %s on %d dimensions: %s must be 1-D", k.Name(), mk.Dim(), what)
 		}
-		switch st.Name() {
-		case "matern12":
-			return 0.5, nil
-		case "matern32":
-			return 1.5, nil
-		case "matern52":
-			return 2.5, nil
+		if nu, ok := mk.MaternOrder(); ok {
+			return nu, nil
 		}
 		return 0, fmt.Errorf("features: kernel %s: %s", k.Name(), supported)
 	}
@@ -236,34 +231,26 @@ func newIntervalFeature(name string, s Structure, bases []basis1D, orders []floa
 
 // sphericalMask keeps the grid points whose frequency indices lie in the
 // ellipsoid Σ_d (m_d / max_d)² ≤ 1: a hyperparameter-free sphere in index
-// space, as the IFF paper's code does for its "refined" VFF grid.
+// space, as the IFF paper's code does for its "refined" VFF grid. Only the
+// points inside are visited (maskedGrid), so the cost is the kept count,
+// not the full grid's.
 func sphericalMask(bases []basis1D) ([]int, error) {
-	total := 1
-	for _, b := range bases {
+	sizes, maxFreq := make([]int, len(bases)), make([]int, len(bases))
+	for d, b := range bases {
 		if b.maxFreq() < 0 {
 			return nil, errors.New("the basis has no frequencies to mask")
 		}
-		total *= b.size()
+		sizes[d], maxFreq[d] = b.size(), b.maxFreq()
 	}
 	var keep []int
-	idx := make([]int, len(bases))
-	for flat := 0; flat < total; flat++ {
-		r := flat
-		for d := len(bases) - 1; d >= 0; d-- {
-			idx[d] = r % bases[d].size()
-			r /= bases[d].size()
+	maskedGrid(sizes, maskTerm(func(d, i int) int { return bases[d].freq(i) }, maxFreq), maskLimit, func(idx []int) bool {
+		flat := 0
+		for d, i := range idx {
+			flat = flat*sizes[d] + i
 		}
-		q := 0.0
-		for d, b := range bases {
-			if mf := b.maxFreq(); mf > 0 {
-				t := float64(b.freq(idx[d])) / float64(mf)
-				q += t * t
-			}
-		}
-		if q <= 1+1e-12 {
-			keep = append(keep, flat)
-		}
-	}
+		keep = append(keep, flat)
+		return true
+	})
 	return keep, nil
 }
 

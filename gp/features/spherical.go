@@ -92,6 +92,25 @@ func (f *SphericalHarmonics) CheckKernel(k kernels.ZonalBound) error {
 	return nil
 }
 
+// UsableLevels is the largest L ≤ maxLevel such that NewSphericalHarmonicsFor
+// accepts levels 0…L for k: every level up to L that does not vanish by
+// k's parity has a positive coefficient above its quadrature's accuracy;
+// -1 when not even level 0 has.
+func UsableLevels(k kernels.ZonalBound, maxLevel int) (int, error) {
+	lam, err := k.Coefficients(maxLevel)
+	if err != nil {
+		return 0, fmt.Errorf("features: spherical harmonics: %w", err)
+	}
+	v := mat.Col(nil, 0, lam.Value())
+	parity := k.Parity()
+	for l := 0; l <= maxLevel; l++ {
+		if !parity.Zero(l) && (!(v[l] > 0) || !sphere.Accurate(v, l)) {
+			return l - 1, nil
+		}
+	}
+	return maxLevel, nil
+}
+
 func lastAccurate(v []float64) int {
 	last := 0
 	for l := range v {

@@ -60,9 +60,17 @@ func checkVOFKernel(feature string, k kernels.Kernel, allowed []string) (string,
 	if d := kernels.Dim(k); d != 1 {
 		return "", fmt.Errorf("features: %s is one-dimensional; kernel %s has input dimension %d", feature, k.Name(), d)
 	}
-	for _, a := range allowed {
-		if k.Name() == a {
-			return a, nil
+	// The family is what the kernel declares (a stationary kernel of the
+	// Matérn family, or SE when it has no Matérn order), not its name.
+	if mk, ok := k.(kernels.Matern); ok {
+		family := "se"
+		if nu, isMatern := mk.MaternOrder(); isMatern {
+			family = map[float64]string{0.5: "matern12", 1.5: "matern32", 2.5: "matern52"}[nu]
+		}
+		for _, a := range allowed {
+			if family == a {
+				return a, nil
+			}
 		}
 	}
 	return "", fmt.Errorf("features: %s does not support kernel %q; supported kernels: %v", feature, k.Name(), allowed)

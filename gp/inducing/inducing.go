@@ -178,6 +178,12 @@ func FromCSV(path string, dim int) (*mat.Dense, error) {
 		var perr error
 		for i, fld := range fields {
 			v, err := strconv.ParseFloat(strings.TrimSpace(fld), 64)
+			if errors.Is(err, strconv.ErrRange) {
+				// A number, so the row is not a header, but beyond float64.
+				perr = fmt.Errorf("inducing: %s:%d: field %d %q is beyond float64's range ±1.8e308 (overflow)", path, line, i+1, strings.TrimSpace(fld))
+				numeric++
+				continue
+			}
 			if err != nil {
 				if perr == nil {
 					perr = fmt.Errorf("inducing: %s:%d: field %d %q is not a number", path, line, i+1, strings.TrimSpace(fld))

@@ -233,6 +233,8 @@ func TestFromCSV(t *testing.T) {
 		{"1,2\n3,x\n", "bad.csv:2: field 2"},
 		{"1,2\n3\n", "bad.csv:2: 1 values, want 2"},
 		{"1,2\nNaN,1\n", "bad.csv:2: field 1 is NaN"},
+		{"1,2\n1e999,1\n", `bad.csv:2: field 1 "1e999" is beyond float64's range ±1.8e308 (overflow)`},
+		{"1e999,1\n1,2\n", `bad.csv:1: field 1 "1e999" is beyond float64's range`}, // data, not a header
 		{"# only a comment\n", "no data rows"},
 	}
 	for _, c := range cases {

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/internal/goroutines"
 )
 
 // KMeansMaxIter bounds Lloyd's iterations; they usually stop far earlier,
@@ -131,22 +133,18 @@ func assign(x, c *mat.Dense, label []int, dist []float64) (changed int, obj floa
 	if nChunks == 1 {
 		work(0)
 	} else {
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for w := 0; w < 2; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for ch := range next {
+		// Chunks are taken from a counter, not fed through a channel: a
+		// goroutine that panicked would leave the feeder blocked forever.
+		var next atomic.Int64
+		var g goroutines.Group
+		for range 2 {
+			g.Go(func() {
+				for ch := int(next.Add(1)) - 1; ch < nChunks; ch = int(next.Add(1)) - 1 {
 					work(ch)
 				}
-			}()
+			})
 		}
-		for ch := 0; ch < nChunks; ch++ {
-			next <- ch
-		}
-		close(next)
-		wg.Wait()
+		g.Wait()
 	}
 	// Summed in chunk order: the same on any number of cores.
 	for ch := range changes {

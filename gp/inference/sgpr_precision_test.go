@@ -415,7 +415,10 @@ func TestSGPRHighPrecision(t *testing.T) {
 	}{
 		{"se-1d", newPrecisionCase("se", 1, 200, 1, 20, 0.55, 0.01), 1e-7, 1e-7, 1e-9},
 		{"se-3d", newPrecisionCase("se", 2, 300, 3, 30, 1.6, 0.01), 5e-7, 1e-8, 1e-9},
-		{"matern32-1d", newPrecisionCase("matern32", 3, 200, 1, 20, 2, 0.01), 1e-10, 1e-9, 1e-9},
+		// The A-first bound's error scales as √cond(Kuu)·ε·|L| ≈ 4e-10
+		// here; pure-Go BLAS lands at 4e-13, OpenBLAS (FMA kernels) at
+		// 2.3e-10, so the bar is 1e-9 (1.3e-11 relative).
+		{"matern32-1d", newPrecisionCase("matern32", 3, 200, 1, 20, 2, 0.01), 1e-9, 1e-9, 1e-9},
 		{"matern52-1d", newPrecisionCase("matern52", 4, 200, 1, 20, 1.2, 0.01), 1e-8, 1e-8, 1e-9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
@@ -13,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
+	"sgplab/internal/goroutines"
 )
 
 // Stats are the sufficient statistics of the collapsed bound for a feature
@@ -98,11 +98,11 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 	}
 	parts := make([]partial, groups)
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	// A panic on one of these goroutines (a feature map's, or an M×M
+	// partial too large to allocate) is raised again here, on the caller.
+	var g goroutines.Group
 	for range min(runtime.GOMAXPROCS(0), groups) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for {
 				g := int(next.Add(1)) - 1
 				if g >= groups {
@@ -115,9 +115,9 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 					part.err = accumulateStats(x, y, m, c*chunk, min((c+1)*chunk, n), phi, part.p, part.r)
 				}
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	for _, p := range parts {
 		if p.err != nil {
 			return nil, p.err

@@ -46,6 +46,17 @@ type SpectralBound interface {
 	Density1D(omega *mat.Dense, d int) *ad.Node
 }
 
+// Matern is implemented by kernels that can be of the Matérn family (the
+// stationary ones): MaternOrder is ν (½, 3⁄2 or 5⁄2), with ok false when
+// the kernel is not a Matérn kernel. Features whose covariances exist in
+// closed form for Matérn kernels only (VFF, B-splines) ask for it instead
+// of comparing kernel names.
+type Matern interface {
+	Kernel
+	Dim() int
+	MaternOrder() (nu float64, ok bool)
+}
+
 // Options configure New. Zero values mean the defaults (GPflow's): unit
 // variance, lengthscales, period, weight and bias variances. Fields a kernel
 // does not use are ignored, so one Options can configure every component of

@@ -56,6 +56,9 @@ func newStationary(p profile, dim int, opts Options) (*Stationary, error) {
 func (k *Stationary) Name() string { return string(k.prof) }
 func (k *Stationary) Dim() int     { return k.dim }
 
+// MaternOrder is ν of a Matérn kernel; ok is false for SE.
+func (k *Stationary) MaternOrder() (nu float64, ok bool) { return k.prof.nu(), k.prof.nu() > 0 }
+
 func (k *Stationary) Declare(s *param.Set, prefix string) error {
 	if err := s.AddScalar(prefix+"variance", k.variance, param.DefaultPositive); err != nil {
 		return err

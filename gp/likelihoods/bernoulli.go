@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
 	"sgplab/gp/param"
+	"sgplab/internal/goroutines"
 )
 
 // DefaultQuadraturePoints is the Gauss–Hermite order of New("bernoulli"), as
@@ -147,15 +147,11 @@ func parallelChunks(n int, body func(lo, hi int)) {
 		body(0, n)
 		return
 	}
-	var wg sync.WaitGroup
+	var g goroutines.Group
 	size := (n + workers - 1) / workers
 	for lo := 0; lo < n; lo += size {
 		hi := min(lo+size, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body(lo, hi)
-		}()
+		g.Go(func() { body(lo, hi) })
 	}
-	wg.Wait()
+	g.Wait()
 }

@@ -19,3 +19,6 @@ func gemmThreads() int { return runtime.GOMAXPROCS(0) }
 // trsmThreads is the number of cores one dtrsm call keeps busy: gonum's
 // dtrsm is serial.
 func trsmThreads() int { return 1 }
+
+// WarmUp does nothing: gonum's BLAS allocates through Go.
+func WarmUp() {}

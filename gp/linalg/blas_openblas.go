@@ -10,6 +10,7 @@ void openblas_set_num_threads(int);
 import "C"
 
 import (
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
 )
@@ -43,3 +44,19 @@ func gemmThreads() int { return openblasThreads }
 
 // trsmThreads is the number of cores one dtrsm call keeps busy.
 func trsmThreads() int { return openblasThreads }
+
+// WarmUp makes OpenBLAS map its work buffers now, from every core at once
+// (a level-2 and a level-3 call on each), so that a memory limit set after
+// it does not meet OpenBLAS's first allocation.
+func WarmUp() {
+	n := 64
+	a := blas64.General{Rows: n, Cols: n, Stride: n, Data: make([]float64, n*n)}
+	for i := 0; i < n; i++ {
+		a.Data[i*n+i] = 1
+	}
+	x := blas64.Vector{N: n, Inc: 1, Data: make([]float64, n)}
+	t := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: n, Data: a.Data}
+	blas64.Trsv(blas.NoTrans, t, x)
+	c := blas64.General{Rows: n, Cols: n, Stride: n, Data: make([]float64, n*n)}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, a, 0, c)
+}

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
+
+	"sgplab/internal/goroutines"
 )
 
 // Hyper are the hyperparameters of the SKI prior: the RBF-ARD kernel
@@ -112,17 +113,15 @@ func (op *Operator) parallel(n int, f func(ws *workspace, c int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
+	var g goroutines.Group
 	for k := 0; k < workers; k++ {
-		wg.Add(1)
-		go func(k int) {
-			defer wg.Done()
+		g.Go(func() {
 			for c := k; c < n; c += workers {
 				f(op.pool[k], c)
 			}
-		}(k)
+		})
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 // gridMul replaces g by K_grid g = σ_f² (⊗_d T_d) g.

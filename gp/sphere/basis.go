@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/internal/goroutines"
 )
 
 // MaxBasisSize bounds the number of harmonics a Basis may hold.
@@ -238,18 +239,16 @@ func (b *Basis) EvalScaledInto(out *mat.Dense, x *mat.Dense, scale []float64) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
+	var g goroutines.Group
 	for wk := 0; wk < workers; wk++ {
-		wg.Add(1)
-		go func(wk int) {
-			defer wg.Done()
+		g.Go(func() {
 			w := b.newWork()
 			for blk := wk; blk < blocks; blk += workers {
 				b.evalBlock(w, out, x, scale, blk*blockPoints, min(n, (blk+1)*blockPoints))
 			}
-		}(wk)
+		})
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 // work is the scratch of one worker: coordinates, squared partial radii,
@@ -410,11 +409,9 @@ func (b *Basis) Gradient(x, g *mat.Dense) (*mat.Dense, error) {
 	out := mat.NewDense(n, b.d, nil)
 	blocks := (n + blockPoints - 1) / blockPoints
 	workers := max(1, min(runtime.GOMAXPROCS(0), blocks))
-	var wg sync.WaitGroup
+	var grp goroutines.Group
 	for wk := 0; wk < workers; wk++ {
-		wg.Add(1)
-		go func(wk int) {
-			defer wg.Done()
+		grp.Go(func() {
 			w := b.newWork()
 			a := b.newWork() // adjoints, same layout
 			for blk := wk; blk < blocks; blk += workers {
@@ -422,9 +419,9 @@ func (b *Basis) Gradient(x, g *mat.Dense) (*mat.Dense, error) {
 				b.evalBlock(w, nil, x, nil, lo, hi)
 				b.backBlock(w, a, g, out, lo, hi)
 			}
-		}(wk)
+		})
 	}
-	wg.Wait()
+	grp.Wait()
 	return out, nil
 }
 

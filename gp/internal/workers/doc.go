@@ -15,4 +15,10 @@
 // Which goroutine runs an index never matters to the callers: each index
 // computes the same thing wherever it runs, so results do not depend on
 // the pool.
+//
+// Nor does a panic escape on whichever goroutine it happens: the loop
+// skips the indices not yet started, waits for those running, and raises
+// it again on its caller as a *goroutines.Panic (sgplab/internal/goroutines)
+// with the stack where it began, so the run that started the loop fails
+// and the process and the pool live on.
 package workers

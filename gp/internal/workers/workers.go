@@ -2,6 +2,8 @@ package workers
 
 import (
 	"runtime"
+
+	"sgplab/internal/goroutines"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,26 +19,62 @@ type job struct {
 	n        int64
 	f        func(i int)
 	next     atomic.Int64
-	done     atomic.Int64
-	slots    atomic.Int64  // pool workers that may still join
-	finished chan struct{} // closed when all n indices have returned
+	done     atomic.Int64 // indices returned, panicked or cancelled
+	slots    atomic.Int64 // pool workers that may still join
+	finished chan struct{}
+	panic    atomic.Pointer[goroutines.Panic] // the first index's panic
 }
 
 func newJob(n int, f func(int)) *job {
 	return &job{n: int64(n), f: f, finished: make(chan struct{})}
 }
 
-// work runs indices of j until none is left.
+// work runs indices of j until none is left. A panic in f (or a
+// runtime.Goexit) ends the loop on this goroutine only: it is kept for
+// rethrow, the indices not yet started are cancelled and those running on
+// other goroutines finish, so finished is closed once every index is
+// accounted for and the goroutine (a pool worker among them) lives on.
+// One deferred call per goroutine and loop, none per index.
 func (j *job) work() {
+	returned := false
+	defer func() {
+		if !returned {
+			j.fail(goroutines.Recovered(recover()))
+		}
+	}()
 	for {
 		i := j.next.Add(1) - 1
 		if i >= j.n {
+			returned = true
 			return
 		}
 		j.f(int(i))
-		if j.done.Add(1) == j.n {
-			close(j.finished)
-		}
+		j.account(1)
+	}
+}
+
+// account counts k more indices as over.
+func (j *job) account(k int64) {
+	if j.done.Add(k) == j.n {
+		close(j.finished)
+	}
+}
+
+// fail keeps p, cancels the indices no goroutine has taken and counts
+// them, with the one that panicked, as over.
+func (j *job) fail(p *goroutines.Panic) {
+	j.panic.CompareAndSwap(nil, p)
+	// Indices below the old counter were handed out; those from it to n
+	// never will be. A counter already past n hands out nothing.
+	untaken := max(0, j.n-j.next.Swap(j.n))
+	j.account(1 + untaken)
+}
+
+// rethrow raises on the caller the panic an index of the finished loop
+// recovered, if any.
+func (j *job) rethrow() {
+	if p := j.panic.Load(); p != nil {
+		panic(p)
 	}
 }
 
@@ -58,13 +96,21 @@ var (
 func startPool() {
 	size = runtime.GOMAXPROCS(0) - 1
 	wake = make(chan struct{}, max(size, 1))
+	// The sequence number is read here, not by the new goroutines: one
+	// that started only after the first loop was posted would take that
+	// loop's number for the one it has already seen and sleep through it.
 	for range size {
-		go worker()
+		go worker(seq.Load())
 	}
 }
 
-func worker() {
-	seen := seq.Load()
+// worker runs the loops posted after the one numbered seen.
+func worker(seen uint64) {
+	// job.work recovers every panic; only a runtime.Goexit in a loop body
+	// ends a worker, and a new one takes its place. It starts from the
+	// number this one had seen, not the current one: the loop that ended
+	// this worker may have returned and the next one been posted already.
+	defer func() { go worker(seen) }()
 	for {
 		deadline := time.Now().Add(spinFor)
 		for seq.Load() == seen {
@@ -89,6 +135,10 @@ func worker() {
 // Run calls f(i) once for every i in [0, n), on up to goroutines
 // goroutines (the caller's among them), and returns when all have
 // returned. With goroutines < 2 it is a plain loop on the caller.
+//
+// A panic in f, on whichever goroutine, is raised again on the caller as a
+// *goroutines.Panic once the indices running elsewhere have returned (those
+// not started yet are skipped); the pool is then free for the next loop.
 func Run(n, goroutines int, f func(i int)) {
 	if n <= 0 {
 		return
@@ -105,8 +155,16 @@ func Run(n, goroutines int, f func(i int)) {
 		spawn(n, goroutines, f)
 		return
 	}
-	defer busy.Unlock()
 	j := newJob(n, f)
+	// Deferred so that a caller leaving through runtime.Goexit in its own
+	// index also waits for the others and frees the pool.
+	defer func() {
+		// Wait asleep, not spinning: a spinning core would hold down the
+		// clock of the one finishing the last index (4% on a split dgemm).
+		<-j.finished
+		current.Store(nil)
+		busy.Unlock()
+	}()
 	j.slots.Store(int64(goroutines - 1))
 	current.Store(j)
 	seq.Add(1)
@@ -117,10 +175,8 @@ func Run(n, goroutines int, f func(i int)) {
 		}
 	}
 	j.work()
-	// Wait asleep, not spinning: a spinning core would hold down the clock
-	// of the one finishing the last index (4% on a split dgemm).
 	<-j.finished
-	current.Store(nil)
+	j.rethrow()
 }
 
 // spawn is Run on goroutines started for this loop alone.
@@ -136,4 +192,5 @@ func spawn(n, goroutines int, f func(i int)) {
 	}
 	j.work()
 	wg.Wait()
+	j.rethrow()
 }

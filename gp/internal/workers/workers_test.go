@@ -84,6 +84,12 @@ func BenchmarkRun(b *testing.B) {
 			Run(8, procs, func(i int) { sink.Add(int64(i)) })
 		}
 	})
+	// Many cheap indices: the per-index cost of the pool's bookkeeping.
+	b.Run("pool-1024", func(b *testing.B) {
+		for b.Loop() {
+			Run(1024, procs, func(i int) { sink.Add(int64(i)) })
+		}
+	})
 	b.Run("spawn", func(b *testing.B) {
 		for b.Loop() {
 			spawn(8, procs, func(i int) { sink.Add(int64(i)) })

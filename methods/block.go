@@ -3,7 +3,6 @@ package methods
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -14,37 +13,40 @@ import (
 	"sgplab/gp/param"
 )
 
-// Group names the parameters of one feature set and its q(u) in a method's
-// param.Set, so that two feature sets (ODVGP's mean basis γ and covariance
-// basis β, SOLVE-GP's u and v) and their q's bind without prefix
-// collisions. The zero Group is the single-set method's names (inducing.z,
-// q_mu, q_sqrt); Group{Name: "gamma"} gives gamma.inducing.z, gamma.q_mu,
-// gamma.q_sqrt. The kernel and likelihood parameters are shared by the
-// groups (KernelPrefix, noise_variance).
-type Group struct{ Name string }
+// Block names the parameters of one block of a sparse model, a feature set
+// and its q(u), in the model's param.Set: the declared side of an
+// inference.Block (Bind gives the bound one). Two blocks (ODVGP's mean
+// basis γ and covariance basis β, SOLVE-GP's u and v) bind without prefix
+// collisions. The zero Block is the single-block names (inducing.z, q_mu,
+// q_sqrt); Block{Name: "gamma"} gives gamma.inducing.z, gamma.q_mu,
+// gamma.q_sqrt. One prefix rule holds for every feature type: its own
+// parameters are FeaturePrefix()+name (inducing.z, inducing.directions,
+// inducing.sigma_x). The kernel and likelihood parameters are shared by
+// the blocks (KernelPrefix, noise_variance).
+type Block struct{ Name string }
 
-func (g Group) prefix() string {
+func (g Block) prefix() string {
 	if g.Name == "" {
 		return ""
 	}
 	return g.Name + "."
 }
 
-// FeaturePrefix is the prefix under which the group's feature declares its
+// FeaturePrefix is the prefix under which the block's feature declares its
 // parameters (e.g. inducing inputs FeaturePrefix()+"z").
-func (g Group) FeaturePrefix() string { return g.prefix() + inducingPfx }
+func (g Block) FeaturePrefix() string { return g.prefix() + inducingPfx }
 
-// Z is the name of the group's inducing inputs.
-func (g Group) Z() string { return g.FeaturePrefix() + "z" }
+// Z is the name of the block's inducing inputs.
+func (g Block) Z() string { return g.FeaturePrefix() + "z" }
 
 // QMu and QSqrt are the names of q(u)'s mean (M×1) and lower-triangular
 // square root (M×M).
-func (g Group) QMu() string   { return g.prefix() + QMuName }
-func (g Group) QSqrt() string { return g.prefix() + QSqrtName }
+func (g Block) QMu() string   { return g.prefix() + QMuName }
+func (g Block) QSqrt() string { return g.prefix() + QSqrtName }
 
-// Names lists the group's point and q parameters present in s (to hide
+// Names lists the block's point and q parameters present in s (to hide
 // them from FitResult.Hyper).
-func (g Group) Names(s *param.Set) []string {
+func (g Block) Names(s *param.Set) []string {
 	var out []string
 	for _, n := range []string{g.Z(), g.QMu(), g.QSqrt()} {
 		if s.Has(n) {
@@ -54,13 +56,13 @@ func (g Group) Names(s *param.Set) []string {
 	return out
 }
 
-// Bind returns the group's feature on b.
-func (g Group) Bind(b *param.Bound, f features.Feature) features.Bound {
+// Bind returns the block's feature on b.
+func (g Block) Bind(b *param.Bound, f features.Feature) features.Bound {
 	return f.Bind(b, g.FeaturePrefix())
 }
 
-// Variational returns the group's q(u) on b.
-func (g Group) Variational(b *param.Bound, whiten bool) inference.Variational {
+// Variational returns the block's q(u) on b.
+func (g Block) Variational(b *param.Bound, whiten bool) inference.Variational {
 	return inference.Variational{Mu: b.Get(g.QMu()), Sqrt: b.Get(g.QSqrt()), Whiten: whiten}
 }
 
@@ -70,7 +72,7 @@ func (g Group) Variational(b *param.Bound, whiten bool) inference.Variational {
 // starts at zero. The feature's Kuu structure is read (a diagonal or
 // precision Kuu needs no factorisation; a structured root is only ever
 // used whitened, so its dense Kuu is factorised here).
-func (g Group) DeclareQ(s *param.Set, k kernels.Kernel, f features.Feature, whiten bool, jitter float64) error {
+func (g Block) DeclareQ(s *param.Set, k kernels.Kernel, f features.Feature, whiten bool, jitter float64) error {
 	t := ad.NewTape()
 	b := s.Bind(t)
 	fb := g.Bind(b, f)
@@ -112,17 +114,11 @@ func (g Group) DeclareQ(s *param.Set, k kernels.Kernel, f features.Feature, whit
 	return s.Add(g.QSqrt(), sqrt, param.Identity{})
 }
 
-func (g Group) label() string {
+func (g Block) label() string {
 	if g.Name == "" {
 		return "q(u)"
 	}
 	return "q(u) of " + g.Name
-}
-
-// InitInducingCount is InitInducing with the number of inducing inputs m
-// given (for a second point set with its own count parameter).
-func InitInducingCount(p Params, m int, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng *rand.Rand) (*mat.Dense, error) {
-	return initInducing(p, m, x, kern, s, rng)
 }
 
 func sqrtPos(v float64) float64 { return math.Sqrt(v) }
