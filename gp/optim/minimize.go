@@ -220,14 +220,38 @@ func Minimize(ctx context.Context, f Objective, x0 []float64, s Settings, cb fun
 	return lbfgs(ctx, tr, x0, f0, g0, s, cb, start)
 }
 
-// recorder reports major iterations to the callback.
+// recorder reports major iterations to the callback. gonum sends each
+// leg's starting point as its first major iteration and counts it in
+// Stats.MajorIterations; it is not a step, so a leg's step k is its major
+// iteration k + 1 and the starting point is not reported again.
 type recorder struct {
 	cb         func(Iteration)
 	start      time.Time
-	base       int // iterations of earlier legs (see lbfgs)
-	last       int // last iteration reported
-	sinceMajor int // function evaluations since the last completed iteration
+	base       int     // steps of earlier legs (see lbfgs)
+	last       int     // last iteration reported
+	lastF      float64 // its objective
+	prevF      float64 // the objective before it
+	steps      int     // steps reported
+	sinceMajor int     // function evaluations since the last completed iteration
 }
+
+// step records the objective of a reported step.
+func (r *recorder) step(f float64) {
+	r.prevF, r.lastF = r.lastF, f
+	r.steps++
+}
+
+// stalled reports whether the last step reduced the objective by at most
+// lineSearchStallTol of its size: the iterate is as good as rounding allows.
+func (r *recorder) stalled() bool {
+	scale := math.Max(math.Max(math.Abs(r.prevF), math.Abs(r.lastF)), 1)
+	return r.steps > 0 && r.prevF-r.lastF <= lineSearchStallTol*scale
+}
+
+// lineSearchStallTol is scipy L-BFGS-B's default relative reduction
+// (factr 1e7 × machine ε): a line search that fails after a step smaller
+// than this has converged to rounding, as scipy would have stopped already.
+const lineSearchStallTol = 1e7 * 2.220446049250313e-16
 
 func (r *recorder) Init() error { return nil }
 
@@ -239,10 +263,23 @@ func (r *recorder) Record(loc *optimize.Location, op optimize.Operation, st *opt
 	}
 	if op == optimize.MajorIteration {
 		r.sinceMajor = 0
-		r.last = r.base + st.MajorIterations
+		if st.MajorIterations <= 1 {
+			return nil // the leg's starting point, reported already
+		}
+		r.last = r.base + st.MajorIterations - 1
+		r.step(loc.F)
 		r.cb(Iteration{Iter: r.last, F: loc.F, GradNorm: maxAbs(loc.Gradient), Elapsed: time.Since(r.start)})
 	}
 	return nil
+}
+
+// legSteps is the number of steps of a finished gonum leg: its major
+// iterations less the starting point.
+func legSteps(res *optimize.Result) int {
+	if res == nil {
+		return 0
+	}
+	return max(res.Stats.MajorIterations-1, 0)
 }
 
 func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []float64, s Settings, cb func(Iteration), start time.Time) (out Result, err error) {
@@ -273,12 +310,12 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 			return optimize.NotTerminated, nil
 		},
 	}
-	rec := &recorder{cb: cb, start: start}
+	rec := &recorder{cb: cb, start: start, lastF: f0}
 	conv := &ruleConverger{inner: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-12, Iterations: 50}, stop: newStopper(s.Stop)}
 	settings := &optimize.Settings{
 		InitValues:        &optimize.Location{F: f0, Gradient: append([]float64(nil), g0...)},
 		GradientThreshold: gradTol,
-		MajorIterations:   s.MaxIter,
+		MajorIterations:   s.MaxIter + 1, // gonum counts the starting point
 		Recorder:          rec,
 		Converger:         conv,
 	}
@@ -286,10 +323,7 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		settings.FuncEvaluations = s.MaxEvals - 1 // the first evaluation was ours
 	}
 	res, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{Linesearcher: &optimize.MoreThuente{}})
-	iters := 0
-	if res != nil {
-		iters = res.Stats.MajorIterations
-	}
+	iters := legSteps(res)
 	// A trial point where the objective is not finite (typically a failed
 	// Cholesky: the line search tried, say, a noise variance of 1e-6) is a
 	// step too far, not a failed fit. More–Thuente cannot interpolate
@@ -300,18 +334,26 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		(s.MaxIter == 0 || iters < s.MaxIter) && (s.MaxEvals == 0 || tr.evals < s.MaxEvals) {
 		tr.bad, tr.tolerate, tr.rejected = nil, true, 1
 		tr.cached = false
+		// The best point is the last iterate, or a better trial point the
+		// failed line search found: then reaching it was a step.
+		if tr.bestF < rec.lastF {
+			iters++
+			rec.last = iters
+			rec.step(tr.bestF)
+			cb(Iteration{Iter: iters, F: tr.bestF, GradNorm: maxAbs(tr.bestG), Elapsed: time.Since(start)})
+			conv.stop.add(-tr.bestF)
+		}
 		rec.base, rec.sinceMajor = iters, 0
+		conv.skipStart = true // the new leg's starting point is in the history already
 		settings.InitValues = &optimize.Location{F: tr.bestF, Gradient: append([]float64(nil), tr.bestG...)}
 		if s.MaxIter > 0 {
-			settings.MajorIterations = s.MaxIter - iters
+			settings.MajorIterations = s.MaxIter - iters + 1
 		}
 		if s.MaxEvals > 0 {
 			settings.FuncEvaluations = s.MaxEvals - tr.evals
 		}
 		res, err = optimize.Minimize(problem, append([]float64(nil), tr.bestX...), settings, &optimize.LBFGS{Linesearcher: &optimize.Backtracking{}})
-		if res != nil {
-			iters += res.Stats.MajorIterations
-		}
+		iters += legSteps(res)
 	}
 	out = Result{X: tr.bestX, F: tr.bestF, Evaluations: tr.evals, Iterations: iters}
 	if res != nil {
@@ -344,8 +386,13 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		return out, ctx.Err()
 	case err != nil:
 		// Line-search failures near an optimum are rounding noise, not a
-		// failed fit: the best point is still valid.
-		out.Status = StatusLineSearchEnd + " (" + err.Error() + ")"
+		// failed fit: the best point is still valid, and when the last step
+		// had stalled the fit has converged.
+		if rec.stalled() {
+			out.Status = StatusObjective + " (the line search then made no progress: " + err.Error() + ")"
+		} else {
+			out.Status = StatusLineSearchEnd + " (" + err.Error() + ")"
+		}
 		return out, nil
 	}
 	if conv.fired {
@@ -375,6 +422,9 @@ type ruleConverger struct {
 	inner optimize.Converger
 	stop  *stopper
 	fired bool
+	// skipStart leaves the next location (a restarted leg's starting
+	// point, already seen) out of the stopping rule's history.
+	skipStart bool
 }
 
 func (c *ruleConverger) Init(dim int) { c.inner.Init(dim) }
@@ -382,6 +432,10 @@ func (c *ruleConverger) Init(dim int) { c.inner.Init(dim) }
 func (c *ruleConverger) Converged(loc *optimize.Location) optimize.Status {
 	if st := c.inner.Converged(loc); st != optimize.NotTerminated {
 		return st
+	}
+	if c.skipStart {
+		c.skipStart = false
+		return optimize.NotTerminated
 	}
 	if c.stop.add(-loc.F) {
 		c.fired = true

@@ -215,3 +215,108 @@ func TestAdamObjectiveTol(t *testing.T) {
 		t.Error("negative ObjectiveTol accepted")
 	}
 }
+
+// Every reported L-BFGS iteration is a step: gonum hands each leg's starting
+// point over as a "major iteration", which must be neither reported again
+// (iteration 1 equal to iteration 0, a restarted leg repeating its start)
+// nor counted against MaxIter or Result.Iterations.
+func TestLBFGSCountsSteps(t *testing.T) {
+	nanBeyond2 := func(x, grad []float64) float64 {
+		if x[0] > 2 {
+			return math.NaN()
+		}
+		d := x[0] - 5
+		grad[0] = 2 * d
+		return d * d
+	}
+	tests := []struct {
+		name    string
+		f       Objective
+		x0      []float64
+		maxIter int
+		restart bool // a non-finite trial point restarts the search
+	}{
+		{"rosenbrock, capped", rosenbrock, []float64{-1.2, 1}, 5, false},
+		{"rosenbrock, to convergence", rosenbrock, []float64{-1.2, 1}, 500, false},
+		{"non-finite beyond 2, restarted", nanBeyond2, []float64{0}, 100, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var iters []Iteration
+			res, err := Minimize(context.Background(), tc.f, tc.x0, Settings{MaxIter: tc.maxIter}, func(it Iteration) { iters = append(iters, it) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.restart != (res.Rejected > 0) {
+				t.Fatalf("rejected %d trial points; the case expects a restart: %v", res.Rejected, tc.restart)
+			}
+			for i, it := range iters {
+				if it.Iter != i {
+					t.Fatalf("callback %d reports iteration %d (iterations %v)", i, it.Iter, iterNumbers(iters))
+				}
+				if i > 0 && !(it.F < iters[i-1].F) {
+					t.Errorf("iteration %d: f = %.17g, not below iteration %d's %.17g: not a step", i, it.F, i-1, iters[i-1].F)
+				}
+			}
+			if res.Iterations != len(iters)-1 {
+				t.Errorf("Result.Iterations = %d for %d steps reported", res.Iterations, len(iters)-1)
+			}
+			if res.Status == StatusIterations && res.Iterations != tc.maxIter {
+				t.Errorf("stopped at the iteration limit after %d steps, MaxIter %d", res.Iterations, tc.maxIter)
+			}
+		})
+	}
+}
+
+func iterNumbers(its []Iteration) []int {
+	var n []int
+	for _, it := range its {
+		n = append(n, it.Iter)
+	}
+	return n
+}
+
+// A line search that fails after the objective has stalled to rounding (a
+// gradient slightly inconsistent with f, as GP objectives' are near their
+// optimum) ends a converged fit; one that fails while f still falls does
+// not.
+func TestLBFGSLineSearchEndAtRounding(t *testing.T) {
+	biased := func(x, grad []float64) float64 {
+		var s float64
+		for i := range x {
+			d := x[i] - float64(i+1)
+			s += d * d * float64(i+1)
+			grad[i] = 2*d*float64(i+1) + 1e-4 // rounding-like error
+		}
+		return 1000 + s
+	}
+	wrongSign := func(x, grad []float64) float64 { // the gradient points uphill beyond x = 1
+		d := x[0] - 5
+		grad[0] = 2 * d
+		if x[0] >= 1 {
+			grad[0] = -2 * d
+		}
+		return d * d
+	}
+	tests := []struct {
+		name      string
+		f         Objective
+		x0        []float64
+		converged bool
+	}{
+		{"stalled at rounding", biased, []float64{5, -3, 2, 7}, true},
+		{"failed mid-descent", wrongSign, []float64{0}, false},
+	}
+	for _, tc := range tests {
+		res, err := Minimize(context.Background(), tc.f, tc.x0, Settings{MaxIter: 500, GradTol: 1e-300}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !strings.Contains(res.Status, "line search") {
+			t.Fatalf("%s: status %q; the case must end in a failed line search", tc.name, res.Status)
+		}
+		if got := strings.HasPrefix(res.Status, "converged:"); got != tc.converged {
+			t.Errorf("%s: status %q, converged %v, want %v", tc.name, res.Status, got, tc.converged)
+		}
+	}
+}
