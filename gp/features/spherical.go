@@ -234,10 +234,14 @@ func (b sphericalBound) Kuf(k kernels.Bound, x *ad.Node) *ad.Node {
 // harmonics records Φ(x̂) (M×n) for the rows of xh on the tape.
 func harmonics(basis *sphere.Basis, xh *ad.Node) *ad.Node {
 	xv := xh.Value()
-	phi, err := basis.Eval(xv)
-	if err != nil {
-		panic(err.Error())
+	n, d := xv.Dims()
+	if d != basis.Dim() {
+		panic(fmt.Sprintf("features: spherical harmonics: points have %d coordinates, the basis is on S^%d ⊂ R^%d", d, basis.Dim()-1, basis.Dim()))
 	}
+	// On the tape's arena: a tape reset between the chunks of a prediction
+	// reuses Φ instead of leaving M×n of garbage per chunk.
+	phi := xh.Tape().NewDenseNonZeroed(basis.M(), n) // EvalInto sets every entry
+	basis.EvalInto(phi, xv)
 	return ad.Custom(phi, func(g *mat.Dense) []*mat.Dense {
 		if !xh.NeedsGrad() {
 			return []*mat.Dense{nil}
