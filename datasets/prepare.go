@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	"gonum.org/v1/gonum/mat"
-
 	"sgplab/gp"
 )
 
@@ -343,20 +341,22 @@ type scaler struct {
 	yShift, yScale float64
 }
 
+// apply scales d in place and returns it. Every caller hands over data of
+// its own (the loaders' subsets and the generators' draws are fresh, never
+// a cached table), and a copy would double the peak memory of a large set.
 func (s scaler) apply(d gp.Data) gp.Data {
 	if d.N() == 0 {
 		return d
 	}
-	n, dim := d.X.Dims()
-	x := mat.NewDense(n, dim, nil)
-	y := make([]float64, n)
+	n, _ := d.X.Dims()
 	for i := 0; i < n; i++ {
-		for j := 0; j < dim; j++ {
-			x.Set(i, j, (d.X.At(i, j)-s.xShift[j])/s.xScale[j])
+		row := d.X.RawRowView(i)
+		for j, v := range row {
+			row[j] = (v - s.xShift[j]) / s.xScale[j]
 		}
-		y[i] = (d.Y[i] - s.yShift) / s.yScale
+		d.Y[i] = (d.Y[i] - s.yShift) / s.yScale
 	}
-	return gp.Data{X: x, Y: y}
+	return d
 }
 
 // fitScaler computes the scaling from the statistics rows.
