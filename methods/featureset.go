@@ -321,7 +321,7 @@ func initialDirections(init string, mm int, kb kernels.ZonalBound, train gp.Data
 	if err != nil {
 		return nil, err
 	}
-	return kb.AugmentValue(train.Subset(idx).X), nil
+	return kb.AugmentValue(nil, train.Subset(idx).X), nil
 }
 
 // zonalAugmentation are the kernel parameters a zonal feature's Kuf depends
@@ -346,7 +346,7 @@ func buildHarmonics(c *FeatureContext) (Built, error) {
 		moves = moves || (c.Set.Has(n) && c.Set.Trainable(n))
 	}
 	if !moves {
-		b.Fixed = func(x *mat.Dense) (*mat.Dense, error) { return f.Phi(kb, x) }
+		b.Fixed = func(dst, x *mat.Dense) (*mat.Dense, error) { return f.Phi(dst, kb, x) }
 	}
 	return b, nil
 }
@@ -404,7 +404,7 @@ func buildInterval(c *FeatureContext, k kernels.Kernel, build func(kernels.Kerne
 	if err := f.CheckInputs(c.Train.X); err != nil {
 		return Built{}, fmt.Errorf("training inputs: %w", err)
 	}
-	return Built{Feature: f, Fixed: f.Phi}, nil
+	return Built{Feature: f, Fixed: inference.Allocating(f.Phi)}, nil
 }
 
 // buildVFFPeriodic is the hybrid β of Azzimonti et al. (App. C) for the
@@ -465,7 +465,7 @@ func buildIFF(c *FeatureContext) (Built, error) {
 	if err := f.CheckKernel(c.Kernel); err != nil {
 		return Built{}, err
 	}
-	return Built{Feature: f, Fixed: f.Phi}, nil
+	return Built{Feature: f, Fixed: inference.Allocating(f.Phi)}, nil
 }
 
 func iffEpsilon(p Params, x *mat.Dense) ([]float64, error) {

@@ -802,7 +802,7 @@ func (m *sparseModel) fitELBO(ctx context.Context, train gp.Data, opt FitOptions
 	var phiAll *mat.Dense
 	if len(m.blocks) == 1 && m.blocks[0].fixed != nil && batchSize(opt, n) == n {
 		var err error
-		if phiAll, err = m.blocks[0].fixed(train.X); err != nil {
+		if phiAll, err = m.blocks[0].fixed(nil, train.X); err != nil {
 			return FitResult{}, err
 		}
 	}

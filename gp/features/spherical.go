@@ -3,6 +3,7 @@ package features
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -30,6 +31,9 @@ type SphericalHarmonics struct {
 	basis   *sphere.Basis
 	levelOf []int // level of every feature
 	maxL    int
+	// scratch holds Phi's augmented inputs and radii (*[]float64) for the
+	// next call: the precompute calls it on hundreds of chunks.
+	scratch sync.Pool
 }
 
 // NewSphericalHarmonics returns the harmonics of the levels 0…maxLevel of
@@ -144,11 +148,24 @@ func (f *SphericalHarmonics) Bind(*param.Bound, string) Bound { return spherical
 
 // Phi returns Kuf = ρ^p Φ(x̂) (M×n) for the rows of x with the values of
 // k's weight and bias variances, for precomputing ΦΦᵀ (safe for
-// concurrent use).
-func (f *SphericalHarmonics) Phi(k kernels.ZonalBound, x *mat.Dense) (*mat.Dense, error) {
-	xt := k.AugmentValue(x)
-	n, _ := xt.Dims()
-	rho := make([]float64, n)
+// concurrent use). It writes Kuf into dst when dst is not nil (M×n, its
+// contents arbitrary), as the statistics' inference.FeatureMap does.
+func (f *SphericalHarmonics) Phi(dst *mat.Dense, k kernels.ZonalBound, x *mat.Dense) (*mat.Dense, error) {
+	n, _ := x.Dims()
+	if dst == nil {
+		dst = mat.NewDense(f.basis.M(), n, nil)
+	} else if r, c := dst.Dims(); r != f.basis.M() || c != n {
+		return nil, fmt.Errorf("features: spherical harmonics: Kuf of %d inputs into a %d×%d matrix, want %d×%d", n, r, c, f.basis.M(), n)
+	}
+	d := k.SphereDim()
+	buf, _ := f.scratch.Get().(*[]float64)
+	if buf == nil || cap(*buf) < n*(d+1) {
+		b := make([]float64, n*(d+1))
+		buf = &b
+	}
+	defer f.scratch.Put(buf)
+	xt := k.AugmentValue(mat.NewDense(n, d, (*buf)[:n*d]), x)
+	rho := (*buf)[n*d : n*(d+1)]
 	for i := 0; i < n; i++ {
 		row := xt.RawRowView(i)
 		r := math.Sqrt(dotRow(row, row))
@@ -164,9 +181,8 @@ func (f *SphericalHarmonics) Phi(k kernels.ZonalBound, x *mat.Dense) (*mat.Dense
 	for i, r := range rho {
 		rho[i] = math.Pow(r, float64(p))
 	}
-	phi := mat.NewDense(f.basis.M(), n, nil)
-	f.basis.EvalScaledInto(phi, xt, rho)
-	return phi, nil
+	f.basis.EvalScaledInto(dst, xt, rho)
+	return dst, nil
 }
 
 func dotRow(a, b []float64) float64 {

@@ -29,9 +29,19 @@ type Stats struct {
 // M is the number of features.
 func (s *Stats) M() int { return len(s.R) }
 
-// FeatureMap returns Φ (M×n) for the n rows of x. ComputeStats calls it
-// from several goroutines at once, so it must be safe for concurrent use.
-type FeatureMap func(x *mat.Dense) (*mat.Dense, error)
+// FeatureMap returns Φ (M×n) for the n rows of x. dst is nil or an M×n
+// matrix of the caller's, with arbitrary contents, that the map may
+// overwrite and return instead of allocating Φ: ComputeStats hands each
+// goroutine's buffer back chunk after chunk, so that a pass over millions
+// of rows leaves no M×chunk matrix per chunk for the collector. It calls
+// the map from several goroutines at once, so it must be safe for
+// concurrent use.
+type FeatureMap func(dst, x *mat.Dense) (*mat.Dense, error)
+
+// Allocating is the FeatureMap of phi, which allocates every Φ itself.
+func Allocating(phi func(x *mat.Dense) (*mat.Dense, error)) FeatureMap {
+	return func(_, x *mat.Dense) (*mat.Dense, error) { return phi(x) }
+}
 
 // StatsChunk is the largest number of rows ComputeStats hands to a
 // FeatureMap at once (the IFF paper's chunk of 10 000 points).
@@ -56,9 +66,10 @@ const MaxStatsFeatures = 1 << 16
 
 // ComputeStats computes the statistics of m features over (x, y) in O(NM²)
 // time and O(M² + M·chunk) memory per worker: the rows are split into
-// chunks, Φ is built per chunk, and ΦΦᵀ is accumulated with a symmetric
-// rank-k update (dsyrk). Chunks are spread over all cores; the result is
-// bitwise the same on any number of cores.
+// chunks, Φ is built per chunk into the worker's one buffer (see
+// FeatureMap), and ΦΦᵀ is accumulated with a symmetric rank-k update
+// (dsyrk). Chunks are spread over all cores; the result is bitwise the
+// same on any number of cores.
 func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, error) {
 	if x == nil {
 		return nil, errors.New("inference: stats: X is nil")
@@ -103,6 +114,7 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 	var g goroutines.Group
 	for range min(runtime.GOMAXPROCS(0), groups) {
 		g.Go(func() {
+			var buf []float64 // this goroutine's Φ, reused by every chunk
 			for {
 				g := int(next.Add(1)) - 1
 				if g >= groups {
@@ -112,7 +124,11 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 				part.p = make([]float64, m*m)
 				part.r = make([]float64, m)
 				for c := g * nChunks / groups; c < (g+1)*nChunks/groups && part.err == nil; c++ {
-					part.err = accumulateStats(x, y, m, c*chunk, min((c+1)*chunk, n), phi, part.p, part.r)
+					lo, hi := c*chunk, min((c+1)*chunk, n)
+					if buf == nil {
+						buf = make([]float64, m*chunk)
+					}
+					part.err = accumulateStats(x, y, m, lo, hi, phi, mat.NewDense(m, hi-lo, buf[:m*(hi-lo)]), part.p, part.r)
 				}
 			}
 		})
@@ -140,10 +156,10 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 }
 
 // accumulateStats adds ΦΦᵀ (upper triangle) to p and Φy to r for the rows
-// [lo, hi) of x.
-func accumulateStats(x *mat.Dense, y []float64, m, lo, hi int, phi FeatureMap, p, r []float64) error {
+// [lo, hi) of x, with dst (M×(hi−lo)) offered to the map for Φ.
+func accumulateStats(x *mat.Dense, y []float64, m, lo, hi int, phi FeatureMap, dst *mat.Dense, p, r []float64) error {
 	_, d := x.Dims()
-	f, err := phi(x.Slice(lo, hi, 0, d).(*mat.Dense))
+	f, err := phi(dst, x.Slice(lo, hi, 0, d).(*mat.Dense))
 	if err != nil {
 		return fmt.Errorf("inference: stats: features of rows %d–%d: %w", lo, hi, err)
 	}

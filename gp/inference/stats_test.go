@@ -2,10 +2,12 @@ package inference
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -70,7 +72,7 @@ func TestComputeStatsMatchesDirect(t *testing.T) {
 			statsChunkRows, statsChunkMinRows = tc.chunk, 1
 			p, omega := newCosProblem(3, tc.n, 2, 9, 0.1)
 			f := fixedFeature{cos: cosFeature{omega: omega}}
-			s, err := ComputeStats(p.x, p.y, f.M(), func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+			s, err := ComputeStats(p.x, p.y, f.M(), func(_, x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +113,7 @@ func TestComputeStatsSameBitsOnAnyCoreCount(t *testing.T) {
 	p, omega := newCosProblem(5, 2000, 2, 15, 0.1)
 	f := fixedFeature{cos: cosFeature{omega: omega}}
 	stats := func() *Stats {
-		s, err := ComputeStats(p.x, p.y, f.M(), func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+		s, err := ComputeStats(p.x, p.y, f.M(), func(_, x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,6 +132,56 @@ func TestComputeStatsSameBitsOnAnyCoreCount(t *testing.T) {
 			for j := range want.R {
 				if math.Float64bits(got.P.At(i, j)) != math.Float64bits(want.P.At(i, j)) {
 					t.Fatalf("GOMAXPROCS=%d: P[%d,%d] = %v, %v on one core", procs, i, j, got.P.At(i, j), want.P.At(i, j))
+				}
+			}
+		}
+	}
+}
+
+// TestComputeStatsReusesBuffers: a feature map that writes Φ into the
+// matrix it is offered gets one buffer per goroutine for the whole pass,
+// not one per chunk, always of the chunk's shape, and the statistics are
+// bitwise those of a map that allocates every Φ.
+func TestComputeStatsReusesBuffers(t *testing.T) {
+	defer func(f, r, m int) { statsChunkFloats, statsChunkRows, statsChunkMinRows = f, r, m }(statsChunkFloats, statsChunkRows, statsChunkMinRows)
+	statsChunkRows, statsChunkMinRows = 37, 1
+	p, omega := newCosProblem(5, 2000, 2, 15, 0.1)
+	f := fixedFeature{cos: cosFeature{omega: omega}}
+	want, err := ComputeStats(p.x, p.y, f.M(), Allocating(func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		var mu sync.Mutex
+		buffers := map[*float64]bool{}
+		calls := 0
+		got, err := ComputeStats(p.x, p.y, f.M(), func(dst, x *mat.Dense) (*mat.Dense, error) {
+			n, _ := x.Dims()
+			if r, c := dst.Dims(); r != f.M() || c != n {
+				return nil, fmt.Errorf("offered %d×%d for %d rows", r, c, n)
+			}
+			dst.Copy(f.phi(x))
+			mu.Lock()
+			buffers[&dst.RawMatrix().Data[0]] = true
+			calls++
+			mu.Unlock()
+			return dst, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls < 50 || len(buffers) > procs {
+			t.Errorf("GOMAXPROCS=%d: %d chunks written into %d buffers, want at most one per goroutine", procs, calls, len(buffers))
+		}
+		for i := range want.R {
+			if math.Float64bits(got.R[i]) != math.Float64bits(want.R[i]) {
+				t.Fatalf("GOMAXPROCS=%d: R[%d] = %v, %v with allocated Φ", procs, i, got.R[i], want.R[i])
+			}
+			for j := range want.R {
+				if math.Float64bits(got.P.At(i, j)) != math.Float64bits(want.P.At(i, j)) {
+					t.Fatalf("GOMAXPROCS=%d: P[%d,%d] = %v, %v with allocated Φ", procs, i, j, got.P.At(i, j), want.P.At(i, j))
 				}
 			}
 		}
@@ -166,7 +218,7 @@ func TestCollapsedFromStatsMatchesSGPR(t *testing.T) {
 				return fixedFeature{cos: cosFeature{omega: omega, lambda: b.Get("lambda")}, tmix: tmix}
 			}
 			fixed := fixedFeature{cos: cosFeature{omega: omega}, tmix: tmix}
-			stats, err := ComputeStats(p.x, p.y, 12, func(x *mat.Dense) (*mat.Dense, error) { return fixed.phi(x), nil })
+			stats, err := ComputeStats(p.x, p.y, 12, func(_, x *mat.Dense) (*mat.Dense, error) { return fixed.phi(x), nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,7 +265,7 @@ func TestCollapsedFromStatsExactForFiniteRankKernel(t *testing.T) {
 	tape := ad.NewTape()
 	cf := cosFeature{omega: omega, lambda: tape.Const(lambda)}
 	f := fixedFeature{cos: cf}
-	stats, err := ComputeStats(p.x, p.y, 8, func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+	stats, err := ComputeStats(p.x, p.y, 8, func(_, x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +293,7 @@ func TestStatsPosteriorMatchesSGPRPosterior(t *testing.T) {
 			tape := ad.NewTape()
 			b := p.set.Bind(tape)
 			f := fixedFeature{cos: cosFeature{omega: omega, lambda: b.Get("lambda")}}
-			stats, err := ComputeStats(p.x, p.y, 10, func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+			stats, err := ComputeStats(p.x, p.y, 10, func(_, x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -286,7 +338,7 @@ func TestStatsPosteriorMatchesSGPRPosterior(t *testing.T) {
 func TestStatsBadInput(t *testing.T) {
 	x := mat.NewDense(4, 1, []float64{0, 1, 2, 3})
 	y := []float64{1, 2, 3, 4}
-	ok := func(x *mat.Dense) (*mat.Dense, error) {
+	ok := func(_, x *mat.Dense) (*mat.Dense, error) {
 		n, _ := x.Dims()
 		return mat.NewDense(2, n, nil), nil
 	}
@@ -303,11 +355,11 @@ func TestStatsBadInput(t *testing.T) {
 		{"nan y", func() error { _, err := ComputeStats(x, []float64{1, math.NaN(), 0, 0}, 2, ok); return err }, "y[1]"},
 		{"wrong shape", func() error { _, err := ComputeStats(x, y, 3, ok); return err }, "returned 2×4"},
 		{"map error", func() error {
-			_, err := ComputeStats(x, y, 2, func(*mat.Dense) (*mat.Dense, error) { return nil, errors.New("boom") })
+			_, err := ComputeStats(x, y, 2, func(_, _ *mat.Dense) (*mat.Dense, error) { return nil, errors.New("boom") })
 			return err
 		}, "boom"},
 		{"non-finite features", func() error {
-			_, err := ComputeStats(x, y, 1, func(x *mat.Dense) (*mat.Dense, error) {
+			_, err := ComputeStats(x, y, 1, func(_, x *mat.Dense) (*mat.Dense, error) {
 				n, _ := x.Dims()
 				m := mat.NewDense(1, n, nil)
 				m.Set(0, 0, math.Inf(1))
@@ -324,7 +376,7 @@ func TestStatsBadInput(t *testing.T) {
 		})
 	}
 
-	s, err := ComputeStats(x, y, 2, func(x *mat.Dense) (*mat.Dense, error) {
+	s, err := ComputeStats(x, y, 2, func(_, x *mat.Dense) (*mat.Dense, error) {
 		n, _ := x.Dims()
 		m := mat.NewDense(2, n, nil)
 		for j := 0; j < n; j++ {
@@ -383,7 +435,7 @@ func TestCollapsedFromStatsRejectsBrokenBound(t *testing.T) {
 		y[i] = rng.NormFloat64()
 	}
 	x := mat.NewDense(n, 1, nil)
-	stats, err := ComputeStats(x, y, m, func(x *mat.Dense) (*mat.Dense, error) {
+	stats, err := ComputeStats(x, y, m, func(_, x *mat.Dense) (*mat.Dense, error) {
 		r, _ := x.Dims()
 		if r != n {
 			return nil, errors.New("chunked")

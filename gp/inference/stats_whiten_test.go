@@ -36,7 +36,7 @@ func TestCollapsedFromStatsWhitenMatchesDense(t *testing.T) {
 		tmix.Set(i, i, tmix.At(i, i)+1)
 	}
 	fixed := fixedFeature{cos: cosFeature{omega: omega}, tmix: tmix}
-	stats, err := ComputeStats(p.x, p.y, m, func(x *mat.Dense) (*mat.Dense, error) { return fixed.phi(x), nil })
+	stats, err := ComputeStats(p.x, p.y, m, func(_, x *mat.Dense) (*mat.Dense, error) { return fixed.phi(x), nil })
 	if err != nil {
 		t.Fatal(err)
 	}

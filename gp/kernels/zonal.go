@@ -32,7 +32,9 @@ type ZonalBound interface {
 	Augment(x *ad.Node) *ad.Node
 	// AugmentValue is Augment on values only (no tape), safe for
 	// concurrent use: for precomputing features over chunks of the data.
-	AugmentValue(x *mat.Dense) *mat.Dense
+	// It writes x̃ into dst (N×d) and returns it; a nil dst gets a new
+	// matrix.
+	AugmentValue(dst, x *mat.Dense) *mat.Dense
 	// Coefficients returns λ_ℓ, ℓ = 0…maxLevel ((maxLevel+1)×1), the
 	// Funk–Hecke coefficients of s under the surface measure (package
 	// sphere): s(t) = Σ_ℓ λ_ℓ N(d,ℓ)/Ω_{d−1} R_ℓ(t). Levels that vanish by
@@ -186,11 +188,13 @@ func (c *radialCache) radialDiagSum(x *mat.Dense, w, bias *ad.Node, dim, biasCol
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.x != x || c.bias != bv || !equalFloats(c.w, wv) {
-		xt := augmentValue(x, w, bias, dim, biasCols)
-		n, _ := xt.Dims()
+		// Row by row: x̃ of millions of training rows is never needed whole.
+		n, _ := x.Dims()
+		sw, sb := sqrtAll(wv), math.Sqrt(bv)
+		row := make([]float64, dim+biasCols)
 		s := 0.0
 		for i := 0; i < n; i++ {
-			row := xt.RawRowView(i)
+			augmentRow(row, x.RawRowView(i), sw, sb)
 			r2 := 0.0
 			for _, v := range row {
 				r2 += v * v
@@ -214,28 +218,39 @@ func equalFloats(a, b []float64) bool {
 	return true
 }
 
-func (b *zonalBound) AugmentValue(x *mat.Dense) *mat.Dense {
-	return augmentValue(x, b.w, b.bias, b.k.dim, b.k.biasCols)
+func (b *zonalBound) AugmentValue(dst, x *mat.Dense) *mat.Dense {
+	return augmentValue(dst, x, b.w, b.bias, b.k.dim, b.k.biasCols)
 }
 
-func augmentValue(x *mat.Dense, w, bias *ad.Node, dim, biasCols int) *mat.Dense {
+// augmentValue writes x̃ = (√w∘x, √b over biasCols columns) into out (a
+// new matrix if nil) and returns it.
+func augmentValue(out, x *mat.Dense, w, bias *ad.Node, dim, biasCols int) *mat.Dense {
 	n, c := x.Dims()
 	if c != dim {
 		panic(fmt.Sprintf("kernels: inputs have %d columns, kernel has %d", c, dim))
 	}
+	if out == nil {
+		out = mat.NewDense(n, dim+biasCols, nil)
+	} else if r, oc := out.Dims(); r != n || oc != dim+biasCols {
+		panic(fmt.Sprintf("kernels: augmented inputs into a %d×%d matrix, want %d×%d", r, oc, n, dim+biasCols))
+	}
 	sw := sqrtAll(expand(w, dim))
 	sb := math.Sqrt(bias.Scalar())
-	out := mat.NewDense(n, dim+biasCols, nil)
 	for i := 0; i < n; i++ {
-		src, dst := x.RawRowView(i), out.RawRowView(i)
-		for j, v := range src {
-			dst[j] = sw[j] * v
-		}
-		for j := dim; j < dim+biasCols; j++ {
-			dst[j] = sb
-		}
+		augmentRow(out.RawRowView(i), x.RawRowView(i), sw, sb)
 	}
 	return out
+}
+
+// augmentRow writes the augmented row (√w∘src, then sb in every further
+// column of dst).
+func augmentRow(dst, src, sw []float64, sb float64) {
+	for j, v := range src {
+		dst[j] = sw[j] * v
+	}
+	for j := len(src); j < len(dst); j++ {
+		dst[j] = sb
+	}
 }
 
 // augment returns x̃ = (√w∘x, √b repeated over biasCols columns).
