@@ -29,7 +29,8 @@
 // "convergence not recorded". The header of index.md counts the
 // reproduction claims by verdict and the unconverged runs, in all and
 // behind counted claims; sanity checks and diagnostics are listed apart
-// and not counted.
+// and not counted. Every report's header also states the largest peak RSS
+// of its done runs (x_peak_rss_bytes) and the run it came from.
 //
 // A config without [[table]] and [[figure]] sections (an ad-hoc sweep) gets
 // the default report (defaultreport.go, defaultfigures.go), which answers

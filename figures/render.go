@@ -243,6 +243,11 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 	}
 	var index strings.Builder
 	rc.writeIndexHead(&index)
+	rss, err := reportPeakRSS(q, spec, rc.profile, rc.cov != nil)
+	if err != nil {
+		return sum, err
+	}
+	writeIndexPeakRSS(&index, rss)
 	if len(spec.Claims) > 0 {
 		conv, err := reportConvergence(q, spec, rc.profile, rc.cov != nil)
 		if err != nil {

@@ -22,14 +22,7 @@ func reportConvergence(q querier, spec ReportSpec, profile string, subset bool) 
 	sql := "SELECT COUNT(*), COALESCE(SUM(CASE WHEN c.value = 0 THEN 1 ELSE 0 END), 0), " +
 		"COALESCE(SUM(CASE WHEN c.run_id IS NULL THEN 1 ELSE 0 END), 0) FROM runs r " +
 		"LEFT JOIN metrics c ON c.run_id = r.id AND c.name = " + sqlQuote(results.ConvergedMetric) +
-		" WHERE r.status = 'done'"
-	if len(spec.Grids) > 0 {
-		var gs []string
-		for _, g := range spec.Grids {
-			gs = append(gs, sqlQuote(g), sqlQuote(spec.Name+"/"+g))
-		}
-		sql += " AND r.grid IN (" + strings.Join(gs, ", ") + ")"
-	}
+		" WHERE " + reportDone(spec)
 	_, rows, err := q.Query(scopedQuery(sql, profile, subset))
 	if err != nil {
 		return runConvergence{}, fmt.Errorf("figures: convergence of the report's runs: %w", err)
@@ -38,6 +31,68 @@ func reportConvergence(q querier, spec ReportSpec, profile string, subset bool) 
 		return runConvergence{}, fmt.Errorf("figures: convergence of the report's runs: unexpected result %v", rows)
 	}
 	return runConvergence{Done: int(integer(rows[0][0])), Unconverged: int(integer(rows[0][1])), Unrecorded: int(integer(rows[0][2]))}, nil
+}
+
+// reportDone is the SQL condition on runs r for the done runs of spec's
+// grids.
+func reportDone(spec ReportSpec) string {
+	cond := "r.status = 'done'"
+	if len(spec.Grids) > 0 {
+		var gs []string
+		for _, g := range spec.Grids {
+			gs = append(gs, sqlQuote(g), sqlQuote(spec.Name+"/"+g))
+		}
+		cond += " AND r.grid IN (" + strings.Join(gs, ", ") + ")"
+	}
+	return cond
+}
+
+// peakRSSMetric is the peak resident memory a run's process reached
+// (runner.PeakRSSMetric).
+const peakRSSMetric = "x_peak_rss_bytes"
+
+// runsPeakRSS is the largest peak RSS of the report's done runs and the
+// run it came from.
+type runsPeakRSS struct {
+	Bytes            float64
+	ID, Method, Data string
+	Recorded, Done   int // done runs with the metric, and all done runs
+}
+
+// reportPeakRSS finds the largest peak RSS among the done runs of spec's
+// grids in the report's profile.
+func reportPeakRSS(q querier, spec ReportSpec, profile string, subset bool) (runsPeakRSS, error) {
+	from := " FROM runs r LEFT JOIN metrics m ON m.run_id = r.id AND m.name = " + sqlQuote(peakRSSMetric) + " WHERE " + reportDone(spec)
+	var p runsPeakRSS
+	_, rows, err := q.Query(scopedQuery("SELECT COUNT(m.value), COUNT(*)"+from, profile, subset))
+	if err != nil || len(rows) != 1 || len(rows[0]) != 2 {
+		return p, fmt.Errorf("figures: peak RSS of the report's runs: %v %v", rows, err)
+	}
+	p.Recorded, p.Done = int(integer(rows[0][0])), int(integer(rows[0][1]))
+	if p.Recorded == 0 {
+		return p, nil
+	}
+	_, rows, err = q.Query(scopedQuery("SELECT m.value, r.id, r.method, r.dataset"+from+" AND m.value IS NOT NULL ORDER BY m.value DESC, r.id LIMIT 1", profile, subset))
+	if err != nil || len(rows) != 1 || len(rows[0]) != 4 {
+		return p, fmt.Errorf("figures: peak RSS of the report's runs: %v %v", rows, err)
+	}
+	p.Bytes, _ = toFloat(rows[0][0])
+	p.ID, p.Method, p.Data = str(rows[0][1]), str(rows[0][2]), str(rows[0][3])
+	return p, nil
+}
+
+// writeIndexPeakRSS states the largest peak RSS of the report's runs, if
+// any run records one.
+func writeIndexPeakRSS(b *strings.Builder, p runsPeakRSS) {
+	if p.Recorded == 0 {
+		return
+	}
+	size := fmt.Sprintf("%.0f MiB", p.Bytes/(1<<20))
+	if p.Bytes >= 10<<30 {
+		size = fmt.Sprintf("%.1f GiB", p.Bytes/(1<<30))
+	}
+	fmt.Fprintf(b, "**Peak memory.** The largest peak RSS of a run (`%s`) is %s: run %s (%s on %s). %d of the report's %d done runs record it.\n\n",
+		peakRSSMetric, size, p.ID, p.Method, p.Data, p.Recorded, p.Done)
 }
 
 // writeIndexVerdicts heads the report with the verdicts of its counted

@@ -289,3 +289,51 @@ func readFile(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// setMetric stores name = value for every done run matching where (SQL on
+// runs).
+func setMetric(t *testing.T, st *results.Store, name, where string, value float64) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", st.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("INSERT OR REPLACE INTO metrics (run_id, name, value) SELECT id, ?, ? FROM runs WHERE status = 'done' AND "+where, name, value); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIndexPeakRSS: index.md's header states the largest peak RSS of the
+// report's done runs, the run it came from and how many runs record one;
+// a database whose runs record none gets no such line.
+func TestIndexPeakRSS(t *testing.T) {
+	spec, err := ParseReport("verdicts.toml", verdictsConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(st *results.Store) string {
+		out := t.TempDir()
+		if _, err := Render(spec, st, out, Options{Formats: []string{"svg"}, Profile: "full"}); err != nil {
+			t.Fatal(err)
+		}
+		return readFile(t, filepath.Join(out, "index.md"))
+	}
+	st := fixtureStore(t)
+	if idx := render(st); strings.Contains(idx, "Peak memory") {
+		t.Errorf("a database without %s states a peak:\n%s", peakRSSMetric, idx)
+	}
+	const biggest = "grid = 'uci' AND method = 'sgpr' AND dataset = 'concrete' AND split = 1 AND profile = 'full'"
+	setMetric(t, st, peakRSSMetric, "grid = 'uci'", 100<<20)
+	setMetric(t, st, peakRSSMetric, biggest, 3<<29)                               // 1.5 GiB
+	setMetric(t, st, peakRSSMetric, "grid = 'uci' AND profile = 'quick'", 64<<30) // another profile's run
+	_, rows, err := st.Query("SELECT id FROM runs WHERE " + biggest)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("the biggest run: %v %v", rows, err)
+	}
+	want := fmt.Sprintf("**Peak memory.** The largest peak RSS of a run (`x_peak_rss_bytes`) is 1536 MiB: run %s (sgpr on concrete). 21 of the report's %d done runs record it.",
+		rows[0][0], fixtureDoneFull)
+	if idx := render(st); !strings.Contains(idx, want) {
+		t.Errorf("index.md lacks\n%s\n---\n%s", want, idx)
+	}
+}

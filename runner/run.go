@@ -366,6 +366,7 @@ type outcome struct {
 	loadAvg   float64 // 1-minute load average at the end of Fit; NaN if unknown
 	cpuSecs   float64 // process CPU seconds over Fit and Predict; NaN if unknown
 	trainCPU  float64 // process CPU seconds spent during Fit; NaN if unknown
+	peakRSS   float64 // the process's peak RSS in bytes after Predict; NaN if unknown
 	arts      []results.Artifact
 	err       error
 	// An isolated run comes back scored (metrics) with its provenance as
@@ -587,7 +588,7 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	rc := spec.Recipe(data.Train.N(), methods.Task(task))
 	oc.recipe = &rc
 	t0, cpu0 := time.Now(), processCPUSeconds()
-	oc.cpuSecs = math.NaN()
+	oc.cpuSecs, oc.peakRSS = math.NaN(), math.NaN()
 	oc.fit, err = model.Fit(ctx, data.Train, opt, onProgress)
 	oc.trainSecs = time.Since(t0).Seconds()
 	oc.trainCPU = processCPUSeconds() - cpu0
@@ -605,6 +606,7 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	oc.pred, err = model.Predict(data.Test.X)
 	oc.predSecs = time.Since(t1).Seconds()
 	oc.cpuSecs = processCPUSeconds() - cpu0
+	oc.peakRSS = processPeakRSS()
 	if err != nil {
 		oc.err = fmt.Errorf("predicting: %w", err)
 		return oc
@@ -692,6 +694,9 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 	}
 	if !math.IsNaN(oc.trainCPU) {
 		ms = append(ms, results.Metric{Name: TrainCPUMetric, Value: oc.trainCPU})
+	}
+	if !math.IsNaN(oc.peakRSS) && oc.peakRSS > 0 {
+		ms = append(ms, results.Metric{Name: PeakRSSMetric, Value: oc.peakRSS})
 	}
 	return ms, nil
 }
@@ -808,6 +813,14 @@ const CPUSecondsMetric = "x_cpu_seconds"
 // training cost a Pareto plot of accuracy against cost wants), with the
 // same caveat for several runs in flight.
 const TrainCPUMetric = "x_train_cpu_seconds"
+
+// PeakRSSMetric is the peak resident set size, in bytes, of the process
+// that ran the run (getrusage's ru_maxrss when Predict returned), stored
+// with every run where the OS reports it. In the run's own child process
+// (Runner.Isolate, the default) it covers the dataset's preparation, the
+// fit and the prediction of this run alone; with --isolate=false it is the
+// peak of the whole sweep process so far, an upper bound.
+const PeakRSSMetric = "x_peak_rss_bytes"
 
 func nan() float64 { return math.NaN() }
 
