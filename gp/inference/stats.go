@@ -149,6 +149,14 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 			s.R[i] += p.r[i]
 		}
 	}
+	// Both triangles in P's storage: the collapsed bound then reads P as a
+	// dense matrix without copying it at every step (Stats.dense).
+	pd := s.P.RawSymmetric().Data
+	for i := 0; i < m; i++ {
+		for j := i + 1; j < m; j++ {
+			pd[j*m+i] = pd[i*m+j]
+		}
+	}
 	for _, v := range y {
 		s.YY += v * v
 	}
@@ -190,7 +198,32 @@ func (s *Stats) Validate() error {
 	if !(s.YY >= 0) || math.IsInf(s.YY, 0) {
 		return fmt.Errorf("inference: stats: yᵀy = %v", s.YY)
 	}
-	return checkFinite("P", mat.DenseCopyOf(s.P))
+	return checkFinite("P", s.dense())
+}
+
+// dense returns P as a dense matrix: a view of P's storage when that holds
+// both triangles (as ComputeStats leaves it), else a copy. The collapsed
+// bound reads it at every evaluation, and a copy each time would leave
+// 2·8·M² bytes per step for the collector.
+func (s *Stats) dense() *mat.Dense {
+	raw := s.P.RawSymmetric()
+	if raw.Uplo == blas.Upper {
+		full := true
+		for i := 0; i < raw.N && full; i++ {
+			for j := i + 1; j < raw.N; j++ {
+				if math.Float64bits(raw.Data[i*raw.Stride+j]) != math.Float64bits(raw.Data[j*raw.Stride+i]) {
+					full = false
+					break
+				}
+			}
+		}
+		if full {
+			var d mat.Dense
+			d.SetRawMatrix(blas64.General{Rows: raw.N, Cols: raw.N, Stride: raw.Stride, Data: raw.Data})
+			return &d
+		}
+	}
+	return mat.DenseCopyOf(s.P)
 }
 
 // whiten returns a function b ↦ L⁻¹b with Kuu = LLᵀ, plus the jitter used.
@@ -254,7 +287,7 @@ func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options
 		return nil, err
 	}
 	t := noise.Tape()
-	p := t.Const(mat.DenseCopyOf(s.P))
+	p := t.Const(s.dense())
 	r := t.Const(mat.NewDense(m, 1, append([]float64(nil), s.R...)))
 	n := float64(s.N)
 

@@ -188,6 +188,64 @@ func TestComputeStatsReusesBuffers(t *testing.T) {
 	}
 }
 
+// TestCollapsedFromStatsReadsPInPlace: the bound reads P from the
+// statistics' storage, which ComputeStats leaves with both triangles,
+// instead of copying it twice per evaluation (two M×M matrices of garbage
+// per L-BFGS step), and gives bitwise the bound of statistics whose P
+// storage holds one triangle (read through a copy).
+func TestCollapsedFromStatsReadsPInPlace(t *testing.T) {
+	const m, n = 120, 600
+	rng := rand.New(rand.NewPCG(2, 3))
+	phi := randMat(rng, m, n, 1)
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := range n {
+		x.Set(i, 0, float64(i))
+		y[i] = rng.NormFloat64()
+	}
+	stats, err := ComputeStats(x, y, m, Allocating(func(xc *mat.Dense) (*mat.Dense, error) {
+		lo, r := int(xc.At(0, 0)), xc.RawMatrix().Rows
+		return mat.DenseCopyOf(phi.Slice(0, m, lo, lo+r)), nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper := *stats
+	upper.P = mat.NewSymDense(m, nil)
+	for i := range m {
+		for j := i; j < m; j++ {
+			upper.P.SetSym(i, j, stats.P.At(i, j)) // the lower triangle of the storage stays zero
+		}
+	}
+	ones := mat.NewDense(m, 1, nil)
+	for i := range m {
+		ones.Set(i, 0, 1)
+	}
+	tape := ad.NewTape()
+	bound := func(s *Stats) float64 {
+		tape.Reset()
+		b, _, err := CollapsedFromStats(s, Kuu{Diag: tape.Const(ones)}, tape.Scalar(2*float64(m*n)), tape.Scalar(0.5), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Scalar()
+	}
+	if got, want := bound(stats), bound(&upper); math.Float64bits(got) != math.Float64bits(want) {
+		t.Errorf("bound %v from the full storage, %v from one triangle", got, want)
+	}
+	bound(stats)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const evals = 10
+	for range evals {
+		bound(stats)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / evals; per > 8*m*m {
+		t.Errorf("an evaluation on a reset tape allocates %d bytes; P alone is %d", per, 8*m*m)
+	}
+}
+
 // TestCollapsedFromStatsMatchesSGPR checks the O(M³) bound against the direct
 // O(NM²) SGPR path on the same feature, for every form of Kuu, and its
 // gradient against finite differences.

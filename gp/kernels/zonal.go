@@ -257,7 +257,7 @@ func augmentRow(dst, src, sw []float64, sb float64) {
 func augment(x, w, bias *ad.Node, dim, biasCols int) *ad.Node {
 	n, _ := x.Dims()
 	xs := ad.MulRowVec(x, ad.Sqrt(broadcastRow(w, dim)))
-	ones := mat.NewDense(n, biasCols, nil)
+	ones := x.Tape().NewDenseNonZeroed(n, biasCols) // reused by a reset tape
 	for i := range ones.RawMatrix().Data {
 		ones.RawMatrix().Data[i] = 1
 	}
@@ -269,8 +269,9 @@ func augment(x, w, bias *ad.Node, dim, biasCols int) *ad.Node {
 // undefined (it cannot happen with a positive bias variance).
 func Radius(xt *ad.Node) (rho, dir *ad.Node, err error) {
 	rho = ad.Sqrt(ad.RowSums(ad.Square(xt)))
-	for i, v := range mat.Col(nil, 0, rho.Value()) {
-		if !(v > 0) || math.IsInf(v, 0) {
+	rv := rho.Value()
+	for i := range rv.RawMatrix().Rows {
+		if v := rv.At(i, 0); !(v > 0) || math.IsInf(v, 0) {
 			return nil, nil, fmt.Errorf("kernels: augmented input %d has norm %v; its direction on the sphere is undefined (is the bias variance zero?)", i, v)
 		}
 	}
