@@ -81,7 +81,10 @@
 //     with Count (BSplineCount for the data's D), Grows (how the count
 //     grows and what to change when it is too large, for the runner's
 //     messages) and Build (the box from the training inputs, NewBSplines,
-//     and Fixed = Φ, which makes the collapsed bound precompute ΦΦᵀ).
+//     and Fixed = inference.Allocating(Φ), which makes the collapsed bound
+//     precompute ΦΦᵀ; a Φ that can write into a given matrix, as the
+//     harmonics' does, is a FeatureMap itself and reuses one buffer per
+//     core over the whole pass).
 //  3. methods/vff.go: the method: intervalDecl("bspline", "bspline") (the
 //     interval kernel, one block of the "bspline" builder, the collapsed
 //     bound or the ELBO by the objective parameter) and its parameters,

@@ -28,4 +28,11 @@
 //
 // where k(x) holds the covariances between f(x) and M basis variables
 // (inducing variables, or the training targets for exact GPR).
+// Posterior.Predict works in chunks of PredictChunk test inputs spread over
+// the cores, each goroutine reusing one tape and its buffers from chunk to
+// chunk, so memory stays O(M·PredictChunk) per core for millions of test
+// inputs and the predictions are bitwise the same on any number of cores.
+// The sufficient statistics of a fixed Kuf (ComputeStats) are built the
+// same way: chunks over the cores, Φ written into one buffer per goroutine
+// (FeatureMap), partial sums added in a fixed order.
 package inference
