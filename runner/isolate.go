@@ -157,7 +157,7 @@ const stderrHead = 16 << 10
 // *childError naming the signal or exit status, the peak RSS and the last
 // progress report.
 func (r *Runner) isolated(ctx context.Context, spec *RunSpec, memLimit int64, onProgress func(methods.Progress)) (oc outcome) {
-	oc.loadAvg, oc.cpuSecs, oc.trainCPU, oc.peakRSS = nan(), nan(), nan(), nan()
+	oc.loadAvg, oc.cpuSecs, oc.trainCPU = nan(), nan(), nan()
 	if r.ChildCommand == nil {
 		oc.err = errors.New("runner: the run needs a child process (isolation or a memory limit) but the Runner has no ChildCommand")
 		return oc

@@ -366,7 +366,6 @@ type outcome struct {
 	loadAvg   float64 // 1-minute load average at the end of Fit; NaN if unknown
 	cpuSecs   float64 // process CPU seconds over Fit and Predict; NaN if unknown
 	trainCPU  float64 // process CPU seconds spent during Fit; NaN if unknown
-	peakRSS   float64 // the process's peak RSS in bytes after Predict; NaN if unknown
 	arts      []results.Artifact
 	err       error
 	// An isolated run comes back scored (metrics) with its provenance as
@@ -588,7 +587,7 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	rc := spec.Recipe(data.Train.N(), methods.Task(task))
 	oc.recipe = &rc
 	t0, cpu0 := time.Now(), processCPUSeconds()
-	oc.cpuSecs, oc.peakRSS = math.NaN(), math.NaN()
+	oc.cpuSecs = math.NaN()
 	oc.fit, err = model.Fit(ctx, data.Train, opt, onProgress)
 	oc.trainSecs = time.Since(t0).Seconds()
 	oc.trainCPU = processCPUSeconds() - cpu0
@@ -602,15 +601,20 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		return oc
 	}
 	addExactLML(spec, &oc.fit, model, data.Train)
+	// What the fit used and dropped (a precompute's buffers, the
+	// optimiser's tape) is collected before prediction allocates its
+	// results, which then reuse those pages instead of adding to the
+	// run's peak memory. Marking a heap of float arrays takes milliseconds.
+	runtime.GC()
 	t1 := time.Now()
 	oc.pred, err = model.Predict(data.Test.X)
 	oc.predSecs = time.Since(t1).Seconds()
 	oc.cpuSecs = processCPUSeconds() - cpu0
-	oc.peakRSS = processPeakRSS()
 	if err != nil {
 		oc.err = fmt.Errorf("predicting: %w", err)
 		return oc
 	}
+	runtime.GC() // the same for prediction's buffers before scoring
 	if len(spec.Artifacts) > 0 {
 		if oc.arts, err = buildArtifacts(spec, oc, model); err != nil {
 			oc.err = err
@@ -695,8 +699,9 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 	if !math.IsNaN(oc.trainCPU) {
 		ms = append(ms, results.Metric{Name: TrainCPUMetric, Value: oc.trainCPU})
 	}
-	if !math.IsNaN(oc.peakRSS) && oc.peakRSS > 0 {
-		ms = append(ms, results.Metric{Name: PeakRSSMetric, Value: oc.peakRSS})
+	// Read after scoring, the run's last allocation.
+	if rss := processPeakRSS(); rss > 0 {
+		ms = append(ms, results.Metric{Name: PeakRSSMetric, Value: rss})
 	}
 	return ms, nil
 }
@@ -815,7 +820,7 @@ const CPUSecondsMetric = "x_cpu_seconds"
 const TrainCPUMetric = "x_train_cpu_seconds"
 
 // PeakRSSMetric is the peak resident set size, in bytes, of the process
-// that ran the run (getrusage's ru_maxrss when Predict returned), stored
+// that ran the run (getrusage's ru_maxrss once the run is scored), stored
 // with every run where the OS reports it. In the run's own child process
 // (Runner.Isolate, the default) it covers the dataset's preparation, the
 // fit and the prediction of this run alone; with --isolate=false it is the
