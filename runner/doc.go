@@ -32,7 +32,8 @@
 // holds as done (resume), shards (Shard) partition a grid deterministically,
 // and merged shard databases never duplicate a run. An optional key left
 // out of a grid (stop_tol, artifacts) is absent from the spec, so adding
-// such a key to the runner leaves existing ids alone (TestRunIDsUnchanged).
+// such a key to the runner leaves existing ids alone (pinned for every
+// config and profile by cmd/sgplab TestDryRunIDsPinned).
 // Method parameters enter the spec with their defaults filled in, so a
 // changed parameter default changes the ids of the runs that rely on it;
 // fit settings a grid leaves to the method do not, so a run whose recipe
@@ -46,7 +47,9 @@
 // phase of the trace, see convergence) in one transaction; stop_tol makes
 // the same rule end the fit early.
 //
-// Runner.Run executes runs with a bounded number of workers. A run that
+// Runner.Run executes runs with a bounded number of workers, the cheapest
+// run of each grid and method first (so the progress line's ETA has
+// measured every kind of run early), the rest in expansion order. A run that
 // fails or panics is recorded as failed with its message and the sweep goes
 // on; a panic on a goroutine of a parallel loop (gp/internal/workers, or
 // any loop with a goroutines.Group) is raised again on the run's goroutine,

@@ -113,7 +113,7 @@ func (p *progress) abandoned(spec *RunSpec) {
 	p.finished++
 	delete(p.current, spec.ID)
 	delete(p.runStarts, spec.ID)
-	p.settle(spec, false, 0, -1)
+	p.settle(spec, false, 0, 0, -1)
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
 	}

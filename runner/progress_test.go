@@ -279,3 +279,37 @@ func TestETAStepOverhead(t *testing.T) {
 		t.Errorf("prefix %q, want %q", got, want)
 	}
 }
+
+// TestETAOutsideFit: the time a run spends outside its fit (a child
+// process, loading data, predicting) is a per-run cost, not a rate per
+// unit of work. After an evaluation without training that took 1 s, of
+// which 1 ms was its fit, a 99-iteration fit of another grid is expected
+// to take 1 s + 100 × 1 ms, not 100 × 1 s (the VOF quick profile read 38 h
+// at run 17 of 82 this way).
+func TestETAOutsideFit(t *testing.T) {
+	eval := &RunSpec{ID: "e1", Experiment: "e", Grid: "eval", Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: 0, Plan: methods.Plan{M: 10}}
+	eval2 := &RunSpec{ID: "e2", Experiment: "e", Grid: "eval", Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: 0, Plan: methods.Plan{M: 10}}
+	fit := &RunSpec{ID: "f", Experiment: "e", Grid: "fit", Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: 99, Optimizer: "adam", Plan: methods.Plan{M: 10}}
+	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{eval, eval2, fit}, 0, func(*RunSpec) int { return 100 })
+	p.runStarts["e1"] = time.Now().Add(-time.Second)
+	p.finish(eval, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 0}, {Name: "train_seconds", Value: 0.001}})
+	if got, want := p.prefix(), "[1/3] ETA 2s"; got != want { // e2: 1 s; f: 1 s + 0.1 s
+		t.Errorf("prefix %q, want %q", got, want)
+	}
+}
+
+// TestProbeFirst: the cheapest run of each grid and method goes first, in
+// the order the classes appear; the rest keep their order.
+func TestProbeFirst(t *testing.T) {
+	run := func(id, grid string, iterations int) *RunSpec {
+		return &RunSpec{ID: id, Experiment: "e", Grid: grid, Method: "sgpr", Iterations: iterations, Plan: methods.Plan{M: 10}}
+	}
+	todo := []*RunSpec{run("a1", "a", 50), run("a2", "a", 10), run("a3", "a", 10), run("b1", "b", 5), run("c1", "c", 100), run("c2", "c", 200)}
+	var got []string
+	for _, s := range probeFirst(todo, func(*RunSpec) int { return 100 }) {
+		got = append(got, s.ID)
+	}
+	if want := []string{"a2", "b1", "c1", "a1", "a3", "c2"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}

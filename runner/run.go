@@ -249,6 +249,7 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	// Finish times are stored with their nanoseconds; a run this sweep
 	// must not repeat is one finished at or after since.
 	since := start.UTC()
+	todo = probeFirst(todo, r.Size)
 	pr := newProgress(out, r.Terminal, todo, sum.Skipped, r.Size)
 	defer pr.close()
 
