@@ -73,9 +73,10 @@ func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
 // StepCost is the cost of one optimiser iteration of a run, in the ETA's
 // units: the per-iteration cost the method's declaration implies
 // (RunSpec.Plan, or methods.Method.Plan for a spec made without Expand):
-// O(N³) for an exact method, O(B M² + M³) for M inducing variables, B =
-// min(N, BatchSize) the rows a step touches, and O(N) for a method with
-// neither, plus stepOverhead. N is given by size (≤ 0 when unknown: 1000
+// the method's Plan.StepFlops where it declares them, else O(N³) for an
+// exact method, O(B M² + M³) for M inducing variables, B = min(N,
+// BatchSize) the rows a step touches, and O(N) for a method with neither,
+// plus stepOverhead. N is given by size (≤ 0 when unknown: 1000
 // is assumed).
 func StepCost(s *RunSpec, size func(*RunSpec) int) float64 {
 	n := 0
@@ -92,6 +93,8 @@ func StepCost(s *RunSpec, size func(*RunSpec) int) float64 {
 	}
 	per := N
 	switch {
+	case plan.StepFlops > 0:
+		per = plan.StepFlops
 	case plan.Exact:
 		per = N * N * N / 3 // one Cholesky
 	case plan.M > 0:
@@ -219,18 +222,24 @@ func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(
 func (p *progress) prefix() string {
 	s := fmt.Sprintf("[%d/%d]", p.finished, p.total)
 	if p.all.runs > 0 && p.finished < p.total {
-		left := 0.0 // in float: a huge cost must not overflow a Duration
-		for id := range p.pending {
-			if !p.absent[p.dataset[id]] {
-				left += p.expectedTime(id)
-			}
-		}
-		for id, t0 := range p.runStarts { // in flight: subtract what they already ran
-			left -= min(float64(time.Since(t0)), p.expectedTime(id))
-		}
-		s += " ETA " + formatETA(max(left, 0))
+		s += " ETA " + formatETA(p.eta())
 	}
 	return s
+}
+
+// eta is the expected time of the runs left, in nanoseconds (a float: a
+// huge cost must not overflow a Duration).
+func (p *progress) eta() float64 {
+	left := 0.0
+	for id := range p.pending {
+		if !p.absent[p.dataset[id]] {
+			left += p.expectedTime(id)
+		}
+	}
+	for id, t0 := range p.runStarts { // in flight: subtract what they already ran
+		left -= min(float64(time.Since(t0)), p.expectedTime(id))
+	}
+	return max(left, 0)
 }
 
 // expectedTime is how long run id is expected to take, in nanoseconds:

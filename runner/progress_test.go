@@ -313,3 +313,18 @@ func TestProbeFirst(t *testing.T) {
 		t.Errorf("order %v, want %v", got, want)
 	}
 }
+
+// TestReplayETA: a replayed sweep of like runs reads the exact time left
+// after every run, and runs without a timing are left out.
+func TestReplayETA(t *testing.T) {
+	run := func(id string) *RunSpec {
+		return &RunSpec{ID: id, Experiment: "e", Grid: "g", Method: "sgpr", Iterations: 9, Optimizer: "adam", Plan: methods.Plan{M: 10}}
+	}
+	todo := []*RunSpec{run("a"), run("b"), run("gone"), run("c")}
+	timing := RunTiming{Took: time.Second, Fit: 600 * time.Millisecond, Iterations: 9, Done: true}
+	got := ReplayETA(todo, func(*RunSpec) int { return 100 }, map[string]RunTiming{"a": timing, "b": timing, "c": timing})
+	want := []ETAPoint{{1, 2 * time.Second, 2 * time.Second}, {2, time.Second, time.Second}, {3, 0, 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("replay %v, want %v", got, want)
+	}
+}
