@@ -366,3 +366,25 @@ func TestWriteList(t *testing.T) {
 		}
 	}
 }
+
+// TestPresent: a generated dataset and an unregistered name (a user's CSV)
+// are present; a staged one is present where its files are and absent in
+// an empty directory.
+func TestPresent(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name, dir string
+		want      bool
+	}{
+		{"gp-sample", empty, true},
+		{"my-own.csv", empty, true},
+		{"yacht", empty, false},
+	} {
+		if got := Present(tc.name, tc.dir); got != tc.want {
+			t.Errorf("Present(%q, %q) = %v, want %v", tc.name, tc.dir, got, tc.want)
+		}
+	}
+	if dir := os.Getenv("SGPLAB_DATA"); dir != "" && !Present("yacht", dir) {
+		t.Errorf("yacht absent from SGPLAB_DATA=%s", dir)
+	}
+}

@@ -98,6 +98,10 @@ type Runner struct {
 	// Size returns a run's training-set size for the ETA's expected cost
 	// (Cost); nil or ≤ 0 assumes 1000.
 	Size func(*RunSpec) int
+	// Present reports whether a run's dataset files are there (nil: all
+	// are): the ETA costs nothing for the runs of an absent one, which
+	// fail at once.
+	Present func(*RunSpec) bool
 
 	cache datasetCache
 }
@@ -251,6 +255,13 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	since := start.UTC()
 	todo = probeFirst(todo, r.Size)
 	pr := newProgress(out, r.Terminal, todo, sum.Skipped, r.Size)
+	if r.Present != nil {
+		for _, s := range todo {
+			if !r.Present(s) {
+				pr.absent[s.Dataset] = true
+			}
+		}
+	}
 	defer pr.close()
 
 	var mu sync.Mutex

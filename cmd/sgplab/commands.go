@@ -220,6 +220,7 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	r := &runner.Runner{Store: store, Prepare: prepareFunc(*dataDir), Env: runner.DefaultEnv(ad.BLASBackend()),
 		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout),
 		Heartbeat: *heartbeat, Size: func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) },
+		Present: func(s *runner.RunSpec) bool { return datasets.Present(s.Dataset, *dataDir) },
 		Isolate: *isolate, MemLimit: memBytes}
 	if r.ChildCommand, err = childCommand(*dataDir); err != nil {
 		return err
