@@ -54,6 +54,7 @@ type childResult struct {
 	Hyper                      []results.Hyperparameter
 	Provenance                 string
 	Recipe                     *methods.Recipe
+	Stopped                    string // why the optimiser stopped (methods.FitResult.Status)
 }
 
 func init() {
@@ -117,7 +118,7 @@ func ServeChild(in io.Reader, out io.Writer, prepare PrepareFunc) error {
 	if oc.data != nil {
 		res.Provenance = provenanceJSON(oc.data.Provenance, spec.Files)
 	}
-	res.Recipe = oc.recipe
+	res.Recipe, res.Stopped = oc.recipe, oc.fit.Status
 	if oc.err != nil {
 		res.Err = oc.err.Error()
 		var md MissingData
@@ -221,6 +222,7 @@ func (r *Runner) isolated(ctx context.Context, spec *RunSpec, memLimit int64, on
 	if res != nil {
 		oc.provenance, oc.scored = res.Provenance, true
 		oc.metrics, oc.arts, oc.hyper, oc.recipe = res.Metrics, res.Artifacts, res.Hyper, res.Recipe
+		oc.fit.Status = res.Stopped
 		switch {
 		case res.MissingDataset != "":
 			oc.err = missingInChild{res.Err, res.MissingDataset, res.MissingMsg}

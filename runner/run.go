@@ -535,6 +535,12 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 			rec.Params = append(rec.Params, results.Param{Name: p[0], Value: p[1]})
 		}
 	}
+	if rec.Status == results.StatusDone && oc.fit.Status != "" {
+		// Why the optimiser stopped, beside x_converged: a gradient below
+		// grad_tol, a stalled objective, the budget, the stop rule, or a
+		// line search that could not go on.
+		rec.Params = append(rec.Params, results.Param{Name: StoppedParam, Value: oc.fit.Status})
+	}
 	if err := r.Store.SaveLeased(lease, rec, ms, tr, arts); errors.Is(err, results.ErrLeaseLost) {
 		pr.abandoned(spec)
 		return statusAbandoned, nil, nil
