@@ -64,6 +64,7 @@ func (f *File) Expand(opt ExpandOptions) (runs []*RunSpec, warnings []string, er
 		return nil, x.warnings, err
 	}
 	x.warnings = append(x.warnings, comparisonWarnings(f.Path, x.runs)...)
+	x.warnings = append(x.warnings, repeatedSizeWarnings(f.Path, x.runs)...)
 	return x.runs, x.warnings, nil
 }
 
