@@ -74,6 +74,14 @@ func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
 // SetupCost is what a run computes once before its steps, in StepCost's
 // units: the method's Plan.SetupFlops (ΦΦᵀ of a fixed Kuf, say).
 func SetupCost(s *RunSpec, size func(*RunSpec) int) float64 {
+	plan, _ := costPlan(s, size)
+	return plan.SetupFlops
+}
+
+// costPlan is the plan a run is costed by (RunSpec.Plan, or methods.Method
+// .Plan for a spec made without Expand) and its training-set size N from
+// size (1000 when unknown).
+func costPlan(s *RunSpec, size func(*RunSpec) int) (methods.Plan, float64) {
 	n := 0
 	if size != nil {
 		n = size(s)
@@ -85,30 +93,17 @@ func SetupCost(s *RunSpec, size func(*RunSpec) int) float64 {
 	if plan.M == 0 && !plan.Exact {
 		plan = declaredPlan(s, n)
 	}
-	return plan.SetupFlops
+	return plan, float64(n)
 }
 
 // StepCost is the cost of one optimiser iteration of a run, in the ETA's
 // units: the per-iteration cost the method's declaration implies
-// (RunSpec.Plan, or methods.Method.Plan for a spec made without Expand):
-// the method's Plan.StepFlops where it declares them, else O(N³) for an
-// exact method, O(B M² + M³) for M inducing variables, B = min(N,
-// BatchSize) the rows a step touches, and O(N) for a method with neither,
-// plus stepOverhead. N is given by size (≤ 0 when unknown: 1000
-// is assumed).
+// (costPlan): the method's Plan.StepFlops where it declares them, else
+// O(N³) for an exact method, O(B M² + M³) for M inducing variables, B =
+// min(N, BatchSize) the rows a step touches, and O(N) for a method with
+// neither, plus stepOverhead.
 func StepCost(s *RunSpec, size func(*RunSpec) int) float64 {
-	n := 0
-	if size != nil {
-		n = size(s)
-	}
-	if n <= 0 {
-		n = 1000
-	}
-	N := float64(n)
-	plan := s.Plan
-	if plan.M == 0 && !plan.Exact {
-		plan = declaredPlan(s, n)
-	}
+	plan, N := costPlan(s, size)
 	per := N
 	switch {
 	case plan.StepFlops > 0:
