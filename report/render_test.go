@@ -1,0 +1,168 @@
+package report
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRenderWritesEveryFigureKind(t *testing.T) {
+	spec, err := ParseReport("demo.toml", fixtureConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if dir := os.Getenv("FIGURES_OUT"); dir != "" {
+		out = dir // for looking at the figures by eye
+	}
+	sum, err := Render(spec, fixtureStore(t), out, Options{Formats: []string{"png", "svg", "pdf"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Warnings) != 0 {
+		t.Errorf("warnings: %v", sum.Warnings)
+	}
+	written := map[string]bool{}
+	for _, f := range sum.Files {
+		written[filepath.Base(f)] = true
+	}
+	for _, f := range spec.Figures {
+		for _, ext := range []string{"png", "svg", "pdf"} {
+			name := f.Name + "." + ext
+			if !written[name] {
+				t.Errorf("%s not listed in the summary", name)
+			}
+			data, err := os.ReadFile(filepath.Join(out, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch ext {
+			case "png":
+				img, err := png.Decode(bytes.NewReader(data))
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if b := img.Bounds(); b.Dx() < 600 || b.Dy() < 400 {
+					t.Errorf("%s is only %v", name, b)
+				}
+			case "svg":
+				if !bytes.Contains(data, []byte("<svg")) || !bytes.Contains(data, []byte(xmlText(f.Title))) {
+					t.Errorf("%s lacks <svg or its title %q", name, f.Title)
+				}
+			case "pdf":
+				if !bytes.HasPrefix(data, []byte("%PDF")) {
+					t.Errorf("%s is not a PDF", name)
+				}
+			}
+		}
+	}
+	idx, err := os.ReadFile(filepath.Join(out, "index.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"![ELBO vs number of features](fig-line.png)", "**Paper:** VOF matches SGPR from M = 20.",
+		"| SGPR beats SVGP on concrete | Table 1: 5.0 vs 5.25 | > 0 | 0.25 | reproduced: convergence not checked (the query declares no runs: runs_where or runs_query) |", "## Tables", "**Paper vs ours**"} {
+		if !strings.Contains(string(idx), want) {
+			t.Errorf("index.md lacks %q", want)
+		}
+	}
+}
+
+func xmlText(s string) string { return strings.NewReplacer("&", "&amp;", "<", "&lt;").Replace(s) }
+
+// A figure without data still renders (with a "no data" note) and says why.
+func TestRenderEmptyFigure(t *testing.T) {
+	src := `name = "p"
+[[grid]]
+name = "g"
+[[figure]]
+name = "empty"
+kind = "band"
+grid = "g"
+x = "param:num_inducing"
+y = "metric:rmse"
+logy = true
+[[figure]]
+name = "empty-heat"
+kind = "heatmap"
+grid = "g"
+x = "method"
+y = "dataset"
+z = "metric:rmse"
+`
+	sum, out := renderPNG(t, src)
+	if len(sum.Warnings) != 2 || !strings.Contains(sum.Warnings[0], "no finished full-profile runs of grid g") {
+		t.Errorf("warnings %v", sum.Warnings)
+	}
+	for _, n := range []string{"empty.png", "empty-heat.png"} {
+		data, err := os.ReadFile(filepath.Join(out, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestRenderOptionsErrors(t *testing.T) {
+	spec, err := ParseReport("demo.toml", fixtureConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fixtureStore(t)
+	if _, err := Render(spec, st, t.TempDir(), Options{Formats: []string{"gif"}}); err == nil || !strings.Contains(err.Error(), `"gif"`) {
+		t.Errorf("gif: %v", err)
+	}
+	if _, err := Render(spec, st, t.TempDir(), Options{Profile: "fast"}); err == nil || !strings.Contains(err.Error(), `"fast"`) {
+		t.Errorf("profile: %v", err)
+	}
+	if _, err := Render(spec, nil, t.TempDir(), Options{}); err == nil {
+		t.Error("nil store accepted")
+	}
+}
+
+func TestLogTicks(t *testing.T) {
+	cases := []struct {
+		min, max float64
+		labels   string
+	}{
+		{10, 80, "10 20 30 50"}, {10, 500, "10 20 50 100 200 500"},
+		{0.12, 0.42, "0.2 0.3 0.4"},
+		{1, 1e4, "1 10 100 1000 10000"},
+		{1e-12, 1e12, "1e-12 1e-08 0.0001 1 10000 1e+08 1e+12"},
+	}
+	for _, c := range cases {
+		var ls []string
+		for _, tk := range (logTicks{}).Ticks(c.min, c.max) {
+			if tk.Value < c.min || tk.Value > c.max {
+				t.Errorf("[%v, %v]: tick %v outside", c.min, c.max, tk.Value)
+			}
+			if tk.Label != "" {
+				ls = append(ls, tk.Label)
+			}
+		}
+		if got := strings.Join(ls, " "); got != c.labels {
+			t.Errorf("[%v, %v]: labels %q, want %q", c.min, c.max, got, c.labels)
+		}
+	}
+}
+
+// renderPNG parses a config and renders it over the fixture store as PNG
+// into a temporary directory.
+func renderPNG(t *testing.T, src string) (Summary, string) {
+	t.Helper()
+	spec, err := ParseReport("p.toml", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	sum, err := Render(spec, fixtureStore(t), out, Options{Formats: []string{"png"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, out
+}

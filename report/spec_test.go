@@ -1,0 +1,128 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseReportFixture(t *testing.T) {
+	spec, err := ParseReport("demo.toml", fixtureConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(spec.Tables); got != 2 {
+		t.Fatalf("tables = %d, want 2", got)
+	}
+	tb := spec.Tables[0]
+	if tb.Aggregate != "mean_std" || tb.RankAcross != "columns" || *tb.Digits != 3 || len(tb.Paper) != 2 || tb.Paper[0].Std == nil || tb.Paper[1].Std != nil {
+		t.Errorf("table-1 decoded as %+v", tb)
+	}
+	if spec.Tables[1].Metrics[1] != "nlpd" || spec.Tables[1].filter["dataset"][0] != "concrete" {
+		t.Errorf("table-2 decoded as %+v", spec.Tables[1])
+	}
+	if f := spec.Figures[4]; f.X != "iteration" || f.Y != "objective" || f.filter["param:num_inducing"][0] != "40" || f.Band != "std" {
+		t.Errorf("trace figure defaults: %+v", f)
+	}
+	if spec.ProfileNotes["quick"] != "3 splits instead of 10." || strings.Join(spec.Grids, ",") != "uci,fig3,sweep" {
+		t.Errorf("profiles %v grids %v", spec.ProfileNotes, spec.Grids)
+	}
+}
+
+func TestParseReportErrors(t *testing.T) {
+	head := "name = \"p\"\n[[grid]]\nname = \"g\"\n[grid.params]\nanything = 1\n\n"
+	table := "[[table]]\nname = \"t\"\ngrid = \"g\"\nrows = \"dataset\"\ncolumns = \"method\"\nmetric = \"rmse\"\n"
+	figure := "[[figure]]\nname = \"f\"\ngrid = \"g\"\nx = \"param:m\"\ny = \"metric:elbo\"\n"
+	cases := []struct {
+		name, src string
+		want      []string // substrings of the error
+	}{
+		{"unknown table key", head + table + "metrc = \"x\"\n", []string{"p.toml:13:", `unknown key "metrc" in [[table]]`, "valid keys:", "metric"}},
+		{"unknown key in second figure", head + figure + "kind = \"line\"\n" + strings.Replace(figure, `"f"`, `"f2"`, 1) + "kind = \"line\"\ncolour = 1\n",
+			[]string{"p.toml:19:", `unknown key "colour" in [[figure]]`}},
+		{"bad figure kind", head + figure + "kind = \"pie\"\n", []string{"p.toml:12:", `unknown figure kind "pie"`, "line, scatter, band, heatmap, trace"}},
+		{"bad kind line of second figure", head + figure + "kind = \"line\"\n" + strings.Replace(figure, `"f"`, `"f2"`, 1) + "kind = \"pie\"\n", []string{"p.toml:18:", `"pie"`}},
+		{"unknown paper key", head + table + "[[table.paper]]\nrow = \"a\"\ncolumn = \"b\"\nvlue = 1\n", []string{"p.toml:16:", `"vlue" in [[table.paper]]`}},
+		{"unknown report key", head + "[report]\ntitel = \"x\"\n", []string{"p.toml:8:", `"titel" in [report]`}},
+		{"unknown grid", head + strings.Replace(table, `grid = "g"`, `grid = "h"`, 1), []string{"p.toml:9:", `unknown grid "h"`, "grids in this file: g"}},
+		{"unknown metric", head + strings.Replace(table, "rmse", "rmsee", 1), []string{"p.toml:12:", `unknown metric "rmsee"`}},
+		{"bad dimension", head + strings.Replace(table, `rows = "dataset"`, `rows = "colour"`, 1), []string{"p.toml:10:", `unknown dimension "colour"`}},
+		{"bad aggregate", head + table + "aggregate = \"avg\"\n", []string{"p.toml:13:", `unknown aggregate "avg"`, "mean_std"}},
+		{"bad rank", head + table + "rank = \"best\"\n", []string{"p.toml:13:", `unknown rank "best"`}},
+		{"duplicate names", head + table + strings.Replace(figure, `"f"`, `"t"`, 1) + "kind = \"line\"\n", []string{"p.toml:14:", `figure name "t" is already used by a table`}},
+		{"bad band", head + figure + "kind = \"band\"\nband = \"3std\"\n", []string{"p.toml:13:", `unknown band "3std"`}},
+		{"heatmap needs z", head + strings.Replace(figure, "metric:elbo", "param:ls", 1) + "kind = \"heatmap\"\n", []string{"p.toml:7:", "heatmap needs z"}},
+		{"bad expect", head + "[[claim]]\ntext = \"c\"\nquery = \"SELECT 1\"\nexpect = \"about 3\"\n", []string{"p.toml:10:", `cannot read expect "about 3"`}},
+		{"claim without query", head + "[[claim]]\ntext = \"c\"\nexpect = \"< 1\"\n", []string{"p.toml:7:", "needs a query"}},
+		{"toml syntax", head + "[[table]\n", []string{"p.toml:", "delimiter"}},
+		{"several metrics need a metric axis", head + strings.Replace(table, `metric = "rmse"`, `metrics = ["rmse", "nlpd"]`, 1), []string{"several metrics"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseReport("p.toml", c.src)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// The runner's sections are not this package's business: unknown keys
+// there must not be reported here.
+func TestParseReportIgnoresRunnerKeys(t *testing.T) {
+	src := "name = \"p\"\nmystery = 1\n[profiles.quick]\nnote = \"n\"\n[profiles.quick.override]\nsplits = [0]\n[[grid]]\nname = \"g\"\nwhatever = 2\n"
+	if _, err := ParseReport("p.toml", src); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLocator(t *testing.T) {
+	src := `name = "x"   # comment with = sign
+[[table]]
+name = "a"
+query = """
+not = a key
+"""
+[[table.paper]]
+row = "r"
+[[table]]
+name = "b"
+rows = [
+  "x = y",
+]
+[[table.paper]]
+value = 1
+[[table.paper]]
+value = 2
+[report.labels]
+"a.b" = "c"
+`
+	l := newLocator("f.toml", src)
+	cases := map[string]string{
+		"name":                    "f.toml:1",
+		"table[0].name":           "f.toml:3",
+		"table[0].query":          "f.toml:4",
+		"table[0].paper[0].row":   "f.toml:8",
+		"table[1].name":           "f.toml:10",
+		"table[1].paper[0].value": "f.toml:15",
+		"table[1].paper[1].value": "f.toml:17",
+		"table[1].paper[1].std":   "f.toml:16", // falls back to the element header
+		"report.labels.a.b":       "f.toml:19",
+		"figure[0].kind":          "f.toml",
+	}
+	for path, want := range cases {
+		if got := l.at(path); got != want {
+			t.Errorf("at(%q) = %q, want %q", path, got, want)
+		}
+	}
+	if _, ok := l.lines["table[0].not"]; ok {
+		t.Error("a line inside a multi-line string was read as a key")
+	}
+	if got := l.firstUnindexed("table.paper.value"); got != "f.toml:15" {
+		t.Errorf("firstUnindexed = %q", got)
+	}
+}
