@@ -21,14 +21,14 @@ func loadArtifact(q querier, runs []*run, name string) (map[string]results.Artif
 	for _, r := range runs {
 		_, rows, err := q.Query(`SELECT name, rows, columns, data FROM artifacts WHERE run_id = ? AND name = ?`, r.ID, name)
 		if err != nil {
-			return nil, fmt.Errorf("figures: reading artifact %s of run %s: %w", name, r.ID, err)
+			return nil, fmt.Errorf("report: reading artifact %s of run %s: %w", name, r.ID, err)
 		}
 		if len(rows) == 0 {
 			continue
 		}
 		a, err := results.DecodeArtifact(str(rows[0][0]), integer(rows[0][1]), str(rows[0][2]), str(rows[0][3]))
 		if err != nil {
-			return nil, fmt.Errorf("figures: run %s: %w", r.ID, err)
+			return nil, fmt.Errorf("report: run %s: %w", r.ID, err)
 		}
 		out[r.ID] = a
 	}

@@ -140,7 +140,7 @@ func artifactStore(t *testing.T) *results.Store {
 }
 
 func TestRenderArtifactFigures(t *testing.T) {
-	spec, err := ParseReport("art.toml", artifactConfig)
+	spec, err := Parse("art.toml", artifactConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestArtifactFigureSpecErrors(t *testing.T) {
 		{"kind = \"field\"\ngrid = \"k\"\ny = \"metric:p\"", "x, y and series are not used"},
 	}
 	for _, tt := range tests {
-		_, err := ParseReport("bad.toml", "name = \"b\"\n[[grid]]\nname = \"k\"\n[[figure]]\nname = \"f\"\n"+tt.fig+"\n")
+		_, err := Parse("bad.toml", "name = \"b\"\n[[grid]]\nname = \"k\"\n[[figure]]\nname = \"f\"\n"+tt.fig+"\n")
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: err = %v, want %q", tt.fig, err, tt.want)
 		}

@@ -11,7 +11,7 @@ import (
 // BenchmarkRenderLarge renders the fixture report against a database with
 // 2 000 extra runs in the table's grid (the size of a full paper sweep).
 func BenchmarkRenderLarge(b *testing.B) {
-	spec, err := ParseReport("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", fixtureConfig)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -73,7 +73,7 @@ expect = "> 0"
 `
 
 func TestDeclarativeClaims(t *testing.T) {
-	spec, err := ParseReport("claims.toml", claimFormConfig)
+	spec, err := Parse("claims.toml", claimFormConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestDeclarativeClaimErrors(t *testing.T) {
 		{"metric = \"rmse\"\nacross = \"min\"", "needs per"},
 	}
 	for _, c := range cases {
-		_, err := ParseReport("bad.toml", head+c.body)
+		_, err := Parse("bad.toml", head+c.body)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want it to mention %q", c.body, err, c.want)
 		}
@@ -335,7 +335,7 @@ expect = "> 0"
 `
 
 func TestDeclarativeClaimConstructs(t *testing.T) {
-	spec, err := ParseReport("claims.toml", claimConstructsConfig)
+	spec, err := Parse("claims.toml", claimConstructsConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestDeclarativeClaimConstructErrors(t *testing.T) {
 		{"metric = \"t\"\nper = [\"m\"]\nratio = [{ reach = 3 }, {}]", "reach: want { metric"},
 	}
 	for _, c := range cases {
-		_, err := ParseReport("bad.toml", head+c.body)
+		_, err := Parse("bad.toml", head+c.body)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), claimLine) {
 			t.Errorf("%q: error %v, want %s… mentioning %q", c.body, err, claimLine, c.want)
 		}
@@ -476,7 +476,7 @@ func TestPaperConfigClaimsCompile(t *testing.T) {
 	}
 	defer st.Close()
 	for _, p := range paths {
-		spec, err := LoadReport(p)
+		spec, err := Load(p)
 		if err != nil {
 			t.Fatal(err)
 		}

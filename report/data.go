@@ -34,13 +34,13 @@ func loadRuns(q querier, paper string, grids []string) ([]*run, error) {
 	_, rows, err := q.Query(`SELECT id, grid, method, dataset, split, seed, profile, status, error, COALESCE(finished, '')
 		FROM runs WHERE grid IN `+in+` ORDER BY grid, method, dataset, split, seed, id`, names...)
 	if err != nil {
-		return nil, fmt.Errorf("figures: reading runs: %w", err)
+		return nil, fmt.Errorf("report: reading runs: %w", err)
 	}
 	byID := make(map[string]*run, len(rows))
 	runs := make([]*run, 0, len(rows))
 	for _, r := range rows {
 		if len(r) != 10 {
-			return nil, fmt.Errorf("figures: reading runs: got %d columns, want 10", len(r))
+			return nil, fmt.Errorf("report: reading runs: got %d columns, want 10", len(r))
 		}
 		x := &run{
 			ID: str(r[0]), Grid: str(r[1]), Method: str(r[2]), Dataset: str(r[3]),
@@ -54,7 +54,7 @@ func loadRuns(q querier, paper string, grids []string) ([]*run, error) {
 	_, rows, err = q.Query(`SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs r ON r.id = m.run_id
 		WHERE r.grid IN `+in, names...)
 	if err != nil {
-		return nil, fmt.Errorf("figures: reading metrics: %w", err)
+		return nil, fmt.Errorf("report: reading metrics: %w", err)
 	}
 	for _, r := range rows {
 		if x := byID[str(r[0])]; x != nil {
@@ -68,7 +68,7 @@ func loadRuns(q querier, paper string, grids []string) ([]*run, error) {
 	_, rows, err = q.Query(`SELECT p.run_id, p.name, p.value FROM run_params p JOIN runs r ON r.id = p.run_id
 		WHERE r.grid IN `+in, names...)
 	if err != nil {
-		return nil, fmt.Errorf("figures: reading parameters: %w", err)
+		return nil, fmt.Errorf("report: reading parameters: %w", err)
 	}
 	for _, r := range rows {
 		if x := byID[str(r[0])]; x != nil {
@@ -98,7 +98,7 @@ func loadTraces(q querier, runs []*run) (map[string][]tracePoint, error) {
 		_, rows, err := q.Query(`SELECT run_id, iteration, elapsed_seconds, objective FROM traces
 			WHERE run_id IN `+in+` ORDER BY run_id, seq`, ids...)
 		if err != nil {
-			return nil, fmt.Errorf("figures: reading traces: %w", err)
+			return nil, fmt.Errorf("report: reading traces: %w", err)
 		}
 		for _, r := range rows {
 			el, ok := toFloat(r[2])

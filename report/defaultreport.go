@@ -723,7 +723,7 @@ func (rc *renderCtx) writeDefault(q querier, name string, grids []string, format
 			for _, f := range formats {
 				data, err := nf.fig.encode(f)
 				if err != nil {
-					return nil, fmt.Errorf("figures: %s: %w", base, err)
+					return nil, fmt.Errorf("report: %s: %w", base, err)
 				}
 				if err := write(base+"."+f, data); err != nil {
 					return nil, err
@@ -738,7 +738,7 @@ func (rc *renderCtx) writeDefault(q querier, name string, grids []string, format
 	md := d.markdown(rc)
 	c, err := d.csv()
 	if err != nil {
-		return nil, fmt.Errorf("figures: summary: %w", err)
+		return nil, fmt.Errorf("report: summary: %w", err)
 	}
 	if err := write("summary.md", []byte(md)); err != nil {
 		return nil, err

@@ -135,7 +135,7 @@ func sweepStore(t *testing.T, o sweepOpts) (*results.Store, *Expected) {
 func sweepReport(t *testing.T, o sweepOpts) (dir string, sum Summary, d *defaultReport, rc *renderCtx) {
 	t.Helper()
 	st, exp := sweepStore(t, o)
-	spec, err := ParseReport("sweep.toml", "name = \"sweep\"\n[[grid]]\nname = \"sweep\"\n")
+	spec, err := Parse("sweep.toml", "name = \"sweep\"\n[[grid]]\nname = \"sweep\"\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestDefaultSummaryStats(t *testing.T) {
 	exp.IDs["full"] = append(exp.IDs["full"], "v10", "v10-failed")
 	save("stale", "sgpr", "10", 7, results.StatusDone, 100) // not in the config any more
 
-	spec, err := ParseReport("t.toml", "name = \"t\"\n")
+	spec, err := Parse("t.toml", "name = \"t\"\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -565,7 +565,7 @@ func TestPaperWording(t *testing.T) {
 		{"ad-hoc figure config", "name = \"demo\"\n[[grid]]\nname = \"fig3\"\n[[figure]]\nname = \"f\"\nkind = \"line\"\ngrid = \"fig3\"\nx = \"param:num_inducing\"\ny = \"metric:rmse\"\nseries = \"method\"\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := ParseReport("t.toml", tc.config)
+			spec, err := Parse("t.toml", tc.config)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -589,7 +589,7 @@ func TestPaperWording(t *testing.T) {
 // no cell is a dash standing for a missing value.
 func TestEveryCSVParses(t *testing.T) {
 	paperDir := t.TempDir()
-	spec, err := ParseReport("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", fixtureConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

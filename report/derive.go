@@ -63,7 +63,7 @@ func transformValue(name string, v float64) float64 {
 	return v
 }
 
-func (s *ReportSpec) validateDerive(loc *locator) []error {
+func (s *Spec) validateDerive(loc *locator) []error {
 	var errs []error
 	seen := map[string]bool{}
 	for i := range s.Report.Derive {
@@ -117,10 +117,10 @@ func applyDerived(specs []DeriveSpec, q querier, profile string, subset bool, ru
 		sql := scopedQuery(d.Query, profile, subset)
 		cols, rows, err := q.Query(sql)
 		if err != nil {
-			return fmt.Errorf("figures: derived %s %q: %w", d.As, d.Name, err)
+			return fmt.Errorf("report: derived %s %q: %w", d.As, d.Name, err)
 		}
 		if len(cols) != 2 {
-			return fmt.Errorf("figures: derived %s %q: the query must return 2 columns (run_id, value), got %d", d.As, d.Name, len(cols))
+			return fmt.Errorf("report: derived %s %q: the query must return 2 columns (run_id, value), got %d", d.As, d.Name, len(cols))
 		}
 		for _, row := range rows {
 			r := byID[str(row[0])]

@@ -59,7 +59,7 @@ z = "metric:rmse"
 `
 
 func TestApplyDerived(t *testing.T) {
-	spec, err := ParseReport("derive.toml", deriveConfig)
+	spec, err := Parse("derive.toml", deriveConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestApplyDerived(t *testing.T) {
 // Derived values must respect the report's profile: the fixture's fig3 runs
 // are all full-profile, so a quick report derives nothing for them.
 func TestApplyDerivedProfileScoped(t *testing.T) {
-	spec, err := ParseReport("derive.toml", deriveConfig)
+	spec, err := Parse("derive.toml", deriveConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestApplyDerivedProfileScoped(t *testing.T) {
 }
 
 func TestRenderWithDerived(t *testing.T) {
-	spec, err := ParseReport("derive.toml", deriveConfig)
+	spec, err := Parse("derive.toml", deriveConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestDeriveErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseReport("bad.toml", head+c.body)
+			_, err := Parse("bad.toml", head+c.body)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want it to contain %q", err, c.want)
 			}

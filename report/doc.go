@@ -3,7 +3,7 @@
 //
 // A paper config (TOML) declares [[table]], [[figure]] and [[claim]]
 // sections and a [report] section beside the runner's [[grid]] sections.
-// LoadReport decodes and validates them (unknown keys and bad values are
+// Load decodes and validates them (unknown keys and bad values are
 // reported with file:line); Render queries a results.Store and writes
 //
 //   - Markdown, CSV and LaTeX tables: mean ± std over splits/seeds, ranks where

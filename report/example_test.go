@@ -31,7 +31,7 @@ row = "concrete"
 column = "sgpr"
 value = 5.0
 `), 0o644)
-	spec, err := report.LoadReport(config)
+	spec, err := report.Load(config)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -60,7 +60,7 @@ var goldenCases = []goldenCase{
 func TestGoldenReports(t *testing.T) {
 	for _, c := range goldenCases {
 		t.Run(c.name, func(t *testing.T) {
-			spec, err := ParseReport(c.name+".toml", c.config)
+			spec, err := Parse(c.name+".toml", c.config)
 			if err != nil {
 				t.Fatal(err)
 			}

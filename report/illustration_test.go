@@ -80,7 +80,7 @@ func TestIFFConstructionConditioning(t *testing.T) {
 
 func TestIllustrationFigure(t *testing.T) {
 	src := "name = \"p\"\n[[grid]]\nname = \"g\"\n[grid.params]\nm = 1\n[[figure]]\nname = \"figure-1\"\nkind = \"illustration\"\nillustration = \"iff-construction\"\n"
-	spec, err := ParseReport("p.toml", src)
+	spec, err := Parse("p.toml", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestIllustrationFigure(t *testing.T) {
 		{strings.Replace(src, "iff-construction", "iff", 1), `unknown illustration "iff"; valid: iff-construction`},
 		{src + "grid = \"g\"\n", "an illustration is computed"},
 	} {
-		if _, err := ParseReport("p.toml", c.src); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := Parse("p.toml", c.src); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one containing %q", err, c.want)
 		}
 	}

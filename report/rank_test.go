@@ -128,7 +128,7 @@ y = "metric:rmse"`, "pareto figure needs x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := "name = \"p\"\n[[grid]]\nname = \"uci\"\n" + tc.section + "\n"
-			_, err := ParseReport("p.toml", src)
+			_, err := Parse("p.toml", src)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v, want one containing %q", err, tc.want)
 			}
@@ -175,7 +175,7 @@ logx = true
 // of the time and 0.11 + 3/M) put vof at M = 10, 20, 40, 80 and then sgpr
 // at M = 80 on the front.
 func TestMeanRankAndParetoRender(t *testing.T) {
-	spec, err := ParseReport("demo.toml", leaderboardFixture)
+	spec, err := Parse("demo.toml", leaderboardFixture)
 	if err != nil {
 		t.Fatal(err)
 	}

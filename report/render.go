@@ -76,9 +76,9 @@ type Summary struct {
 
 // Render draws every table, figure and claim of spec from the results in
 // store into outDir (created if needed; conventionally out/<spec.Name>).
-func Render(spec ReportSpec, store *results.Store, outDir string, opts Options) (Summary, error) {
+func Render(spec Spec, store *results.Store, outDir string, opts Options) (Summary, error) {
 	if store == nil {
-		return Summary{}, errors.New("figures: Render needs a results store")
+		return Summary{}, errors.New("report: Render needs a results store")
 	}
 	if opts.Expected == nil {
 		return render(spec, store, store.Path(), outDir, opts, nil)
@@ -94,12 +94,12 @@ func Render(spec ReportSpec, store *results.Store, outDir string, opts Options) 
 	q := store
 	_, rows, err := store.Query("SELECT EXISTS (SELECT 1 FROM runs)")
 	if err != nil {
-		return Summary{}, fmt.Errorf("figures: %w", err)
+		return Summary{}, fmt.Errorf("report: %w", err)
 	}
 	if len(rows) == 1 && integer(rows[0][0]) != 0 {
 		sub, err := store.Subset(ids)
 		if err != nil {
-			return Summary{}, fmt.Errorf("figures: %w", err)
+			return Summary{}, fmt.Errorf("report: %w", err)
 		}
 		defer sub.Close()
 		q = sub
@@ -111,13 +111,13 @@ func Render(spec ReportSpec, store *results.Store, outDir string, opts Options) 
 
 // coverage counts the expected runs of the report's profile by status and
 // the stale runs of the config's grids, and returns the ids to report on.
-func coverage(spec ReportSpec, store *results.Store, opts Options) (*Coverage, []string, error) {
+func coverage(spec Spec, store *results.Store, opts Options) (*Coverage, []string, error) {
 	exp := opts.Expected
 	profile := opts.Profile
 	switch profile {
 	case "", "quick", "full":
 	default:
-		return nil, nil, fmt.Errorf("figures: unknown profile %q; valid: quick, full", profile)
+		return nil, nil, fmt.Errorf("report: unknown profile %q; valid: quick, full", profile)
 	}
 	var all []string
 	for _, p := range sortedKeys(exp.IDs) {
@@ -125,7 +125,7 @@ func coverage(spec ReportSpec, store *results.Store, opts Options) (*Coverage, [
 	}
 	status, err := store.Statuses(all)
 	if err != nil {
-		return nil, nil, fmt.Errorf("figures: %w", err)
+		return nil, nil, fmt.Errorf("report: %w", err)
 	}
 	if profile == "" {
 		// As pickProfile, over the current config's runs only: full when
@@ -153,7 +153,7 @@ func coverage(spec ReportSpec, store *results.Store, opts Options) (*Coverage, [
 	}
 	stored, err := store.GridRuns(spec.Name, exp.Grids)
 	if err != nil {
-		return nil, nil, fmt.Errorf("figures: %w", err)
+		return nil, nil, fmt.Errorf("report: %w", err)
 	}
 	for _, r := range stored {
 		if profileName(r.Profile) == profile && !want[r.ID] {
@@ -172,23 +172,23 @@ func anyDone(ids []string, status map[string]string) bool {
 	return false
 }
 
-func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov *Coverage) (Summary, error) {
+func render(spec Spec, q querier, dbName, outDir string, opts Options, cov *Coverage) (Summary, error) {
 	formats := opts.Formats
 	if len(formats) == 0 {
 		formats = []string{"png", "svg"}
 	}
 	for _, f := range formats {
 		if f != "png" && f != "svg" && f != "pdf" {
-			return Summary{}, fmt.Errorf("figures: unknown figure format %q; valid: png, svg, pdf", f)
+			return Summary{}, fmt.Errorf("report: unknown figure format %q; valid: png, svg, pdf", f)
 		}
 	}
 	switch opts.Profile {
 	case "", "quick", "full":
 	default:
-		return Summary{}, fmt.Errorf("figures: unknown profile %q; valid: quick, full", opts.Profile)
+		return Summary{}, fmt.Errorf("report: unknown profile %q; valid: quick, full", opts.Profile)
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return Summary{}, fmt.Errorf("figures: %w", err)
+		return Summary{}, fmt.Errorf("report: %w", err)
 	}
 	// Load every grid used once.
 	var grids []string
@@ -230,7 +230,7 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 	write := func(name string, data []byte) error {
 		p := filepath.Join(outDir, name)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return fmt.Errorf("figures: %w", err)
+			return fmt.Errorf("report: %w", err)
 		}
 		sum.Files = append(sum.Files, p)
 		return nil
@@ -265,7 +265,7 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 		md := t.markdown(rc.profile)
 		csvData, err := t.csv(rc.profile)
 		if err != nil {
-			return sum, fmt.Errorf("figures: table %s: %w", ts.Name, err)
+			return sum, fmt.Errorf("report: table %s: %w", ts.Name, err)
 		}
 		for _, f := range []struct {
 			ext  string
@@ -314,12 +314,12 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 			fig, err = buildFigure(fs, runs, traces, rc)
 		}
 		if err != nil {
-			return sum, fmt.Errorf("figures: figure %s: %w", fs.Name, err)
+			return sum, fmt.Errorf("report: figure %s: %w", fs.Name, err)
 		}
 		for _, format := range formats {
 			data, err := fig.encode(format)
 			if err != nil {
-				return sum, fmt.Errorf("figures: figure %s: %w", fs.Name, err)
+				return sum, fmt.Errorf("report: figure %s: %w", fs.Name, err)
 			}
 			if err := write(fs.Name+"."+format, data); err != nil {
 				return sum, err
@@ -368,7 +368,7 @@ func render(spec ReportSpec, q querier, dbName, outDir string, opts Options, cov
 // citesPaper reports whether the config compares with a paper: any table
 // cell, figure or claim carries the paper's number or words. Only then do
 // the report's texts speak of "the paper" and of "ours".
-func (s *ReportSpec) citesPaper() bool {
+func (s *Spec) citesPaper() bool {
 	for _, t := range s.Tables {
 		if len(t.Paper) > 0 {
 			return true
@@ -407,7 +407,7 @@ func pickProfile(runs []*run) string {
 
 // renderCtx carries what every table and figure needs.
 type renderCtx struct {
-	spec    *ReportSpec
+	spec    *Spec
 	profile string
 	labels  map[string]string
 	db      string

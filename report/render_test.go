@@ -10,7 +10,7 @@ import (
 )
 
 func TestRenderWritesEveryFigureKind(t *testing.T) {
-	spec, err := ParseReport("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", fixtureConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ z = "metric:rmse"
 }
 
 func TestRenderOptionsErrors(t *testing.T) {
-	spec, err := ParseReport("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", fixtureConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestLogTicks(t *testing.T) {
 // into a temporary directory.
 func renderPNG(t *testing.T, src string) (Summary, string) {
 	t.Helper()
-	spec, err := ParseReport("p.toml", src)
+	spec, err := Parse("p.toml", src)
 	if err != nil {
 		t.Fatal(err)
 	}

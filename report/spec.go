@@ -15,9 +15,9 @@ import (
 	"sgplab/results"
 )
 
-// ReportSpec is the report part of a paper config: what to draw from the
+// Spec is the report part of a paper config: what to draw from the
 // results of its grids.
-type ReportSpec struct {
+type Spec struct {
 	File        string // where the spec was loaded from (for messages)
 	Name        string // paper/grid name (top-level `name`)
 	Title       string
@@ -30,11 +30,11 @@ type ReportSpec struct {
 	Tables  []TableSpec
 	Figures []FigureSpec
 	Claims  []ClaimSpec
-	Report  ReportMeta
+	Report  Meta
 }
 
-// ReportMeta is the [report] section.
-type ReportMeta struct {
+// Meta is the [report] section.
+type Meta struct {
 	Title string `toml:"title"` // overrides the top-level title in index.md
 	Intro string `toml:"intro"` // Markdown paragraph put under the title
 	// Labels maps raw values (method, dataset, metric or parameter names) to
@@ -220,7 +220,7 @@ type file struct {
 	Table  []TableSpec  `toml:"table"`
 	Figure []FigureSpec `toml:"figure"`
 	Claim  []ClaimSpec  `toml:"claim"`
-	Report ReportMeta   `toml:"report"`
+	Report Meta         `toml:"report"`
 }
 
 type gridName struct {
@@ -232,30 +232,30 @@ var ownSections = map[string]reflect.Type{
 	"table":  reflect.TypeOf(TableSpec{}),
 	"figure": reflect.TypeOf(FigureSpec{}),
 	"claim":  reflect.TypeOf(ClaimSpec{}),
-	"report": reflect.TypeOf(ReportMeta{}),
+	"report": reflect.TypeOf(Meta{}),
 }
 
-// LoadReport reads a paper config and decodes and validates its [[table]],
+// Load reads a paper config and decodes and validates its [[table]],
 // [[figure]], [[claim]] and [report] sections.
-func LoadReport(path string) (ReportSpec, error) {
+func Load(path string) (Spec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return ReportSpec{}, fmt.Errorf("figures: %w", err)
+		return Spec{}, fmt.Errorf("report: %w", err)
 	}
-	return ParseReport(path, string(b))
+	return Parse(path, string(b))
 }
 
-// ParseReport is LoadReport for a config already in memory; name is used in
+// Parse is Load for a config already in memory; name is used in
 // messages.
-func ParseReport(name, src string) (ReportSpec, error) {
+func Parse(name, src string) (Spec, error) {
 	var f file
 	md, err := toml.Decode(src, &f)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return ReportSpec{}, fmt.Errorf("%s:%d: %s", name, pe.Position.Line, pe.Message)
+			return Spec{}, fmt.Errorf("%s:%d: %s", name, pe.Position.Line, pe.Message)
 		}
-		return ReportSpec{}, fmt.Errorf("%s: %w", name, err)
+		return Spec{}, fmt.Errorf("%s: %w", name, err)
 	}
 	loc := newLocator(name, src)
 	var errs []error
@@ -285,7 +285,7 @@ func ParseReport(name, src string) (ReportSpec, error) {
 		errs = append(errs, fmt.Errorf("%s: unknown key %q in [%s]; valid keys: %s",
 			loc.firstUnindexed(path), k[1], sectionHeader(k[0]), strings.Join(validKeys(t), ", ")))
 	}
-	spec := ReportSpec{
+	spec := Spec{
 		File: name, Name: f.Name, Title: f.Title, Description: f.Description,
 		Tables: f.Table, Figures: f.Figure, Claims: f.Claim, Report: f.Report,
 	}
@@ -301,7 +301,7 @@ func ParseReport(name, src string) (ReportSpec, error) {
 	errs = append(errs, spec.validate(loc)...)
 	errs = append(errs, spec.validateDerive(loc)...)
 	if len(errs) > 0 {
-		return ReportSpec{}, errors.Join(errs...)
+		return Spec{}, errors.Join(errs...)
 	}
 	return spec, nil
 }
@@ -349,7 +349,7 @@ var (
 	rankDirections = []string{"lower", "higher"}
 )
 
-func (s *ReportSpec) validate(loc *locator) []error {
+func (s *Spec) validate(loc *locator) []error {
 	var errs []error
 	bad := func(path, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", loc.at(path), fmt.Sprintf(format, args...)))

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-func TestParseReportFixture(t *testing.T) {
-	spec, err := ParseReport("demo.toml", fixtureConfig)
+func TestParseFixture(t *testing.T) {
+	spec, err := Parse("demo.toml", fixtureConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestParseReportFixture(t *testing.T) {
 	}
 }
 
-func TestParseReportErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	head := "name = \"p\"\n[[grid]]\nname = \"g\"\n[grid.params]\nanything = 1\n\n"
 	table := "[[table]]\nname = \"t\"\ngrid = \"g\"\nrows = \"dataset\"\ncolumns = \"method\"\nmetric = \"rmse\"\n"
 	figure := "[[figure]]\nname = \"f\"\ngrid = \"g\"\nx = \"param:m\"\ny = \"metric:elbo\"\n"
@@ -58,7 +58,7 @@ func TestParseReportErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseReport("p.toml", c.src)
+			_, err := Parse("p.toml", c.src)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -73,9 +73,9 @@ func TestParseReportErrors(t *testing.T) {
 
 // The runner's sections are not this package's business: unknown keys
 // there must not be reported here.
-func TestParseReportIgnoresRunnerKeys(t *testing.T) {
+func TestParseIgnoresRunnerKeys(t *testing.T) {
 	src := "name = \"p\"\nmystery = 1\n[profiles.quick]\nnote = \"n\"\n[profiles.quick.override]\nsplits = [0]\n[[grid]]\nname = \"g\"\nwhatever = 2\n"
-	if _, err := ParseReport("p.toml", src); err != nil {
+	if _, err := Parse("p.toml", src); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -75,7 +75,7 @@ func staleFixture(t *testing.T) (*results.Store, *Expected, Coverage) {
 }
 
 func TestRenderUsesOnlyExpectedRuns(t *testing.T) {
-	spec, err := ParseReport("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", fixtureConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestRenderUsesOnlyExpectedRuns(t *testing.T) {
 
 // With no runs at all, the report renders and says what to run.
 func TestRenderExpectedOnEmptyDatabase(t *testing.T) {
-	spec, err := ParseReport("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", fixtureConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestRenderExpectedPicksProfile(t *testing.T) {
 // must judge claims and derived values on them, not find no data because
 // their stored profile is not "quick".
 func TestQuickReportUsesSharedFullRuns(t *testing.T) {
-	spec, err := ParseReport("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", fixtureConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,9 +299,9 @@ func TestMissingCellOutsideProfile(t *testing.T) {
 }
 
 // fixtureSpecStore is the fixture config's report and an empty store.
-func fixtureSpecStore(t *testing.T) (ReportSpec, *results.Store) {
+func fixtureSpecStore(t *testing.T) (Spec, *results.Store) {
 	t.Helper()
-	spec, err := ParseReport("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", fixtureConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

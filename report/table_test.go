@@ -26,7 +26,7 @@ func naiveMeanStd(xs []float64) (float64, float64) {
 
 func renderFixture(t *testing.T, opts Options) (Summary, string) {
 	t.Helper()
-	spec, err := ParseReport("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", fixtureConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestFmtNum(t *testing.T) {
 // A cell that averages different configurations must say so.
 func TestTablePoolingIsFootnoted(t *testing.T) {
 	src := "name = \"demo\"\n[[grid]]\nname = \"fig3\"\n[[table]]\nname = \"t\"\ngrid = \"fig3\"\nrows = \"dataset\"\ncolumns = \"method\"\nmetric = \"elbo\"\n"
-	spec, err := ParseReport("p.toml", src)
+	spec, err := Parse("p.toml", src)
 	if err != nil {
 		t.Fatal(err)
 	}

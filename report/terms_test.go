@@ -97,7 +97,7 @@ func termsStore(t *testing.T) *results.Store {
 }
 
 func TestRenderTermsAndDots(t *testing.T) {
-	spec, err := ParseReport("terms.toml", termsConfig)
+	spec, err := Parse("terms.toml", termsConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestRenderTermsAndDots(t *testing.T) {
 // TestDotsRange: every marker's mean ± std lies inside its panel's x range
 // (mean 2 ± √2 and 12 ± √2 here), and rows are placed top first.
 func TestDotsRange(t *testing.T) {
-	spec, err := ParseReport("terms.toml", termsConfig)
+	spec, err := Parse("terms.toml", termsConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestTermsDotsSpecErrors(t *testing.T) {
 		{"kind = \"dots\"\ngrid = \"k\"\nx = \"param:a\"\ny = \"param:b\"", "x = \"metric:NAME\""},
 		{"kind = \"dots\"\ngrid = \"k\"\nx = \"metric:rmse\"\ny = \"metric:nlpd\"", "categorical"},
 	} {
-		_, err := ParseReport("bad.toml", "name = \"b\"\n[[grid]]\nname = \"k\"\n[[figure]]\nname = \"f\"\n"+tt.fig+"\n")
+		_, err := Parse("bad.toml", "name = \"b\"\n[[grid]]\nname = \"k\"\n[[figure]]\nname = \"f\"\n"+tt.fig+"\n")
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: err = %v, want %q", tt.fig, err, tt.want)
 		}

@@ -18,7 +18,7 @@ type runConvergence struct {
 // reportConvergence counts the finished runs of spec's grids in the
 // report's profile (all of q's runs when subset: q holds exactly the
 // report's runs).
-func reportConvergence(q querier, spec ReportSpec, profile string, subset bool) (runConvergence, error) {
+func reportConvergence(q querier, spec Spec, profile string, subset bool) (runConvergence, error) {
 	sql := "SELECT COUNT(*), COALESCE(SUM(CASE WHEN c.value = 0 THEN 1 ELSE 0 END), 0), " +
 		"COALESCE(SUM(CASE WHEN c.run_id IS NULL THEN 1 ELSE 0 END), 0) FROM runs r " +
 		"LEFT JOIN metrics c ON c.run_id = r.id AND c.name = " + sqlQuote(results.ConvergedMetric) +
@@ -32,10 +32,10 @@ func reportConvergence(q querier, spec ReportSpec, profile string, subset bool) 
 	}
 	_, rows, err := q.Query(scopedQuery(sql, profile, subset))
 	if err != nil {
-		return runConvergence{}, fmt.Errorf("figures: convergence of the report's runs: %w", err)
+		return runConvergence{}, fmt.Errorf("report: convergence of the report's runs: %w", err)
 	}
 	if len(rows) != 1 || len(rows[0]) != 3 {
-		return runConvergence{}, fmt.Errorf("figures: convergence of the report's runs: unexpected result %v", rows)
+		return runConvergence{}, fmt.Errorf("report: convergence of the report's runs: unexpected result %v", rows)
 	}
 	return runConvergence{Done: int(integer(rows[0][0])), Unconverged: int(integer(rows[0][1])), Unrecorded: int(integer(rows[0][2]))}, nil
 }

@@ -170,7 +170,7 @@ func TestClaimVerdictsFollowConvergence(t *testing.T) {
 		header: fmt.Sprintf("**Verdicts.** Reproduction claims (counted): 5 of 5 reproduced, 0 differ, 0 inconclusive (runs not converged), 0 no data. "+
 			"Not converged (x_converged = 0): 8 of the report's %d done runs, 0 of them read by counted claims.", fixtureDoneFull),
 	}}
-	spec, err := ParseReport("verdicts.toml", verdictsConfig)
+	spec, err := Parse("verdicts.toml", verdictsConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestClaimVerdictsFollowConvergence(t *testing.T) {
 // records convergence, and so is index.md but for the header line and the
 // notes of claims on runs without x_converged.
 func TestVerdictOutputsUnchangedWhenConverged(t *testing.T) {
-	spec, err := ParseReport("verdicts.toml", verdictsConfig)
+	spec, err := Parse("verdicts.toml", verdictsConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestClaimRunsDeclarationErrors(t *testing.T) {
 		{"query = \"SELECT 1\"\nruns_where = {}", "runs_where is empty"},
 	}
 	for _, c := range cases {
-		_, err := ParseReport("bad.toml", head+c.body)
+		_, err := Parse("bad.toml", head+c.body)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "bad.toml:") {
 			t.Errorf("%q: error %v, want file:line and %q", c.body, err, c.want)
 		}
@@ -270,7 +270,7 @@ func TestClaimRunsDeclarationErrors(t *testing.T) {
 
 // A runs_query that is not SQL is an error of the claim, not a silent pass.
 func TestClaimRunsQueryError(t *testing.T) {
-	spec, err := ParseReport("q.toml", "name = \"demo\"\n[[grid]]\nname = \"uci\"\n[[claim]]\ntext = \"x\"\nexpect = \"> 0\"\n"+
+	spec, err := Parse("q.toml", "name = \"demo\"\n[[grid]]\nname = \"uci\"\n[[claim]]\ntext = \"x\"\nexpect = \"> 0\"\n"+
 		"query = \"SELECT 1\"\nruns_query = \"SELECT nosuchcolumn FROM runs\"\n")
 	if err != nil {
 		t.Fatal(err)

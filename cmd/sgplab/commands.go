@@ -625,7 +625,7 @@ deletes them). Without a database yet, it says what is missing.`, stdout, stderr
 	if err != nil {
 		return err
 	}
-	spec, err := report.LoadReport(pos[0])
+	spec, err := report.Load(pos[0])
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func TestPaperConfigsValidate(t *testing.T) {
 					t.Errorf("profile %s expands to no runs", prof)
 				}
 			}
-			if _, err := report.LoadReport(p); err != nil {
+			if _, err := report.Load(p); err != nil {
 				t.Fatal(err)
 			}
 		})
