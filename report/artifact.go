@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"sgplab/internal/anyconv"
 	"sgplab/results"
 )
 
@@ -26,7 +27,7 @@ func loadArtifact(q querier, runs []*run, name string) (map[string]results.Artif
 		if len(rows) == 0 {
 			continue
 		}
-		a, err := results.DecodeArtifact(str(rows[0][0]), integer(rows[0][1]), str(rows[0][2]), str(rows[0][3]))
+		a, err := results.DecodeArtifact(anyconv.String(rows[0][0]), anyconv.Int64(rows[0][1]), anyconv.String(rows[0][2]), anyconv.String(rows[0][3]))
 		if err != nil {
 			return nil, fmt.Errorf("report: run %s: %w", r.ID, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sgplab/internal/anyconv"
 	"sgplab/results"
 )
 
@@ -132,7 +133,7 @@ func evalClaim(c ClaimSpec, q querier, profile string, subset bool) ClaimResult 
 		r.Detail = fmt.Sprintf("the query must return one number, got %d row(s) × %d column(s)", len(rows), len(rows[0]))
 		return r
 	}
-	v, ok := toFloat(rows[0][0])
+	v, ok := anyconv.FloatOrText(rows[0][0])
 	if !ok {
 		if rows[0][0] == nil {
 			r.Verdict, r.Detail = NoData, "the query returned NULL (no matching results)"
@@ -176,12 +177,12 @@ func judgeConvergence(c ClaimSpec, q querier, profile string, subset bool, r *Cl
 			r.Verdict, r.Detail = QueryError, "the claim's runs: want one column of run ids"
 			return
 		}
-		v, ok := toFloat(row[1])
+		v, ok := anyconv.FloatOrText(row[1])
 		switch {
-		case integer(row[2]) == 0:
+		case anyconv.Int64(row[2]) == 0:
 			r.Unrecorded++
 		case ok && v == 0:
-			r.Unconverged = append(r.Unconverged, str(row[0]))
+			r.Unconverged = append(r.Unconverged, anyconv.String(row[0]))
 		}
 	}
 	switch {
@@ -236,25 +237,3 @@ func profileScoped(query, profile string) string {
 }
 
 func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case []byte:
-		f, err := strconv.ParseFloat(strings.TrimSpace(string(x)), 64)
-		return f, err == nil
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		return f, err == nil
-	}
-	return 0, false
-}

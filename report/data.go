@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"sgplab/internal/anyconv"
 )
 
 // run is one row of the runs table with its metrics and parameters.
@@ -43,9 +45,9 @@ func loadRuns(q querier, paper string, grids []string) ([]*run, error) {
 			return nil, fmt.Errorf("report: reading runs: got %d columns, want 10", len(r))
 		}
 		x := &run{
-			ID: str(r[0]), Grid: str(r[1]), Method: str(r[2]), Dataset: str(r[3]),
-			Split: integer(r[4]), Seed: integer(r[5]), Profile: str(r[6]), Status: str(r[7]),
-			Error: str(r[8]), Finished: str(r[9]),
+			ID: anyconv.String(r[0]), Grid: anyconv.String(r[1]), Method: anyconv.String(r[2]), Dataset: anyconv.String(r[3]),
+			Split: anyconv.Int64(r[4]), Seed: anyconv.Int64(r[5]), Profile: anyconv.String(r[6]), Status: anyconv.String(r[7]),
+			Error: anyconv.String(r[8]), Finished: anyconv.String(r[9]),
 			Params: map[string]string{}, Metrics: map[string]float64{},
 		}
 		byID[x.ID] = x
@@ -57,12 +59,12 @@ func loadRuns(q querier, paper string, grids []string) ([]*run, error) {
 		return nil, fmt.Errorf("report: reading metrics: %w", err)
 	}
 	for _, r := range rows {
-		if x := byID[str(r[0])]; x != nil {
-			v, ok := toFloat(r[2])
+		if x := byID[anyconv.String(r[0])]; x != nil {
+			v, ok := anyconv.FloatOrText(r[2])
 			if !ok {
 				v = math.NaN()
 			}
-			x.Metrics[str(r[1])] = v
+			x.Metrics[anyconv.String(r[1])] = v
 		}
 	}
 	_, rows, err = q.Query(`SELECT p.run_id, p.name, p.value FROM run_params p JOIN runs r ON r.id = p.run_id
@@ -71,8 +73,8 @@ func loadRuns(q querier, paper string, grids []string) ([]*run, error) {
 		return nil, fmt.Errorf("report: reading parameters: %w", err)
 	}
 	for _, r := range rows {
-		if x := byID[str(r[0])]; x != nil {
-			x.Params[str(r[1])] = str(r[2])
+		if x := byID[anyconv.String(r[0])]; x != nil {
+			x.Params[anyconv.String(r[1])] = anyconv.String(r[2])
 		}
 	}
 	return runs, nil
@@ -101,44 +103,19 @@ func loadTraces(q querier, runs []*run) (map[string][]tracePoint, error) {
 			return nil, fmt.Errorf("report: reading traces: %w", err)
 		}
 		for _, r := range rows {
-			el, ok := toFloat(r[2])
+			el, ok := anyconv.FloatOrText(r[2])
 			if !ok {
 				el = math.NaN()
 			}
-			v, ok := toFloat(r[3])
+			v, ok := anyconv.FloatOrText(r[3])
 			if !ok {
 				v = math.NaN()
 			}
-			id := str(r[0])
-			out[id] = append(out[id], tracePoint{Iteration: integer(r[1]), Elapsed: el, Value: v})
+			id := anyconv.String(r[0])
+			out[id] = append(out[id], tracePoint{Iteration: anyconv.Int64(r[1]), Elapsed: el, Value: v})
 		}
 	}
 	return out, nil
-}
-
-func str(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	}
-	return fmt.Sprint(v)
-}
-
-func integer(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int:
-		return int64(x)
-	case float64:
-		return int64(x)
-	}
-	n, _ := strconv.ParseInt(str(v), 10, 64)
-	return n
 }
 
 // dimValue is the value of a grouping dimension for a run ("" if the run has

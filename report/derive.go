@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sgplab/internal/anyconv"
 	"sgplab/results"
 )
 
@@ -123,13 +124,13 @@ func applyDerived(specs []DeriveSpec, q querier, profile string, subset bool, ru
 			return fmt.Errorf("report: derived %s %q: the query must return 2 columns (run_id, value), got %d", d.As, d.Name, len(cols))
 		}
 		for _, row := range rows {
-			r := byID[str(row[0])]
+			r := byID[anyconv.String(row[0])]
 			if r == nil {
 				continue // a run of another grid or profile
 			}
-			v, ok := toFloat(row[1])
+			v, ok := anyconv.FloatOrText(row[1])
 			if !ok {
-				if cat := str(row[1]); d.As == "param" && row[1] != nil && cat != "" {
+				if cat := anyconv.String(row[1]); d.As == "param" && row[1] != nil && cat != "" {
 					r.Params[d.Name] = cat // a text category, e.g. a method variant
 					continue
 				}

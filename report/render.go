@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"sgplab/internal/anyconv"
 	"sgplab/results"
 )
 
@@ -96,7 +97,7 @@ func Render(spec Spec, store *results.Store, outDir string, opts Options) (Summa
 	if err != nil {
 		return Summary{}, fmt.Errorf("report: %w", err)
 	}
-	if len(rows) == 1 && integer(rows[0][0]) != 0 {
+	if len(rows) == 1 && anyconv.Int64(rows[0][0]) != 0 {
 		sub, err := store.Subset(ids)
 		if err != nil {
 			return Summary{}, fmt.Errorf("report: %w", err)

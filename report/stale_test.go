@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"sgplab/internal/anyconv"
 	"sgplab/results"
 )
 
@@ -27,13 +28,13 @@ func staleFixture(t *testing.T) (*results.Store, *Expected, Coverage) {
 	exp := &Expected{Grids: []string{"uci", "fig3", "sweep"}, IDs: map[string][]string{}}
 	want := Coverage{Profile: "full"}
 	for _, r := range rows {
-		p := profileName(str(r[1]))
-		exp.IDs[p] = append(exp.IDs[p], str(r[0]))
+		p := profileName(anyconv.String(r[1]))
+		exp.IDs[p] = append(exp.IDs[p], anyconv.String(r[0]))
 		if p != "full" {
 			continue
 		}
 		want.Expected++
-		switch str(r[2]) {
+		switch anyconv.String(r[2]) {
 		case results.StatusDone:
 			want.Done++
 		case results.StatusFailed:
@@ -153,7 +154,7 @@ func TestRenderUsesOnlyExpectedRuns(t *testing.T) {
 	}
 	// The main database is untouched.
 	_, rows, err := st.Query("SELECT COUNT(*) FROM runs WHERE id LIKE 'old-%'")
-	if err != nil || integer(rows[0][0]) != 6 {
+	if err != nil || anyconv.Int64(rows[0][0]) != 6 {
 		t.Errorf("stale runs in the database after rendering: %v %v, want 6", rows, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"sgplab/internal/anyconv"
 	"sgplab/results"
 )
 
@@ -37,7 +38,7 @@ func reportConvergence(q querier, spec Spec, profile string, subset bool) (runCo
 	if len(rows) != 1 || len(rows[0]) != 3 {
 		return runConvergence{}, fmt.Errorf("report: convergence of the report's runs: unexpected result %v", rows)
 	}
-	return runConvergence{Done: int(integer(rows[0][0])), Unconverged: int(integer(rows[0][1])), Unrecorded: int(integer(rows[0][2]))}, nil
+	return runConvergence{Done: int(anyconv.Int64(rows[0][0])), Unconverged: int(anyconv.Int64(rows[0][1])), Unrecorded: int(anyconv.Int64(rows[0][2]))}, nil
 }
 
 // writeIndexVerdicts heads the report with the verdicts of its counted

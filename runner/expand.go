@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"sgplab/internal/anyconv"
 	"sgplab/internal/suggest"
 	"sgplab/methods"
 	"sgplab/results"
@@ -961,8 +962,8 @@ func valueIn(got, want any) bool {
 }
 
 func equalValue(a, b any) bool {
-	if fa, ok := number(a); ok {
-		fb, ok := number(b)
+	if fa, ok := anyconv.Float(a); ok {
+		fb, ok := anyconv.Float(b)
 		return ok && fa == fb
 	}
 	la, oka := listOf(a)
@@ -979,22 +980,6 @@ func equalValue(a, b any) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
-}
-
-// number converts a decoded TOML or JSON number (any integer width or
-// float64) to float64, reporting whether v was a number at all.
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 func listOf(v any) ([]any, bool) {
@@ -1073,20 +1058,20 @@ func datasetParams(keys []string, c []any) map[string]any {
 func normalize(k methods.Kind, v any) any {
 	switch k {
 	case methods.Float:
-		f, _ := number(v)
+		f, _ := anyconv.Float(v)
 		return f
 	case methods.Int:
-		f, _ := number(v)
+		f, _ := anyconv.Float(v)
 		return int(math.Round(f))
 	case methods.Floats:
 		if l, ok := listOf(v); ok {
 			out := make([]float64, len(l))
 			for i, e := range l {
-				out[i], _ = number(e)
+				out[i], _ = anyconv.Float(e)
 			}
 			return out
 		}
-		f, _ := number(v)
+		f, _ := anyconv.Float(v)
 		return []float64{f}
 	}
 	return v
@@ -1139,7 +1124,7 @@ func floats(v any) []float64 {
 	}
 	var out []float64
 	for _, e := range toList(v) {
-		if n, ok := number(e); ok {
+		if n, ok := anyconv.Float(e); ok {
 			out = append(out, n)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"sgplab/internal/anyconv"
 )
 
 // File is a parsed and structurally validated grid file (experiments/*.toml
@@ -385,7 +387,7 @@ func checkKind(kd kind, v any) string {
 		}
 	case kFloats:
 		for _, e := range toList(v) {
-			if _, ok := number(e); !ok {
+			if _, ok := anyconv.Float(e); !ok {
 				return "want a number or a list of numbers, got " + typeName(v)
 			}
 		}
