@@ -5,17 +5,18 @@ import (
 	"path/filepath"
 	"testing"
 
+	"sgplab/internal/reporttest"
 	"sgplab/results"
 )
 
 // BenchmarkRenderLarge renders the fixture report against a database with
 // 2 000 extra runs in the table's grid (the size of a full paper sweep).
 func BenchmarkRenderLarge(b *testing.B) {
-	spec, err := Parse("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", reporttest.Config)
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := fixtureStore(b)
+	st := reporttest.Store(b)
 	for i := 0; i < 2000; i++ {
 		r := results.Run{ID: fmt.Sprintf("big-%d", i), Grid: "uci", Method: []string{"sgpr", "svgp", "vff"}[i%3],
 			Dataset: fmt.Sprintf("ds%02d", i%40), Split: i / 120, Status: results.StatusDone, Profile: "full",

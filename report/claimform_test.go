@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"sgplab/internal/reporttest"
 	"sgplab/results"
 )
 
@@ -77,18 +78,18 @@ func TestDeclarativeClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := fixtureStore(t)
+	st := reporttest.Store(t)
 	// Expected values recomputed from the fixture's formulas.
 	mean3 := func(f func(int) float64) float64 { return (f(0) + f(1) + f(2)) / 3 }
 	elbo := func(M, split int) float64 { return -1000 - 1.5*100/float64(M)*10 + float64(split) }
 	want := []float64{
-		mean3(func(s int) float64 { return rmseOf("sgpr", "concrete", s) }),
-		rmseOf("svgp", "energy", 1) / rmseOf("sgpr", "energy", 1),
+		mean3(func(s int) float64 { return reporttest.RMSE("sgpr", "concrete", s) }),
+		reporttest.RMSE("svgp", "energy", 1) / reporttest.RMSE("sgpr", "energy", 1),
 		mean3(func(s int) float64 { return elbo(80, s) }) - elbo(20, 2),
 		0.1 + 1.0/64,
 		0,
 		mean3(func(s int) float64 { return elbo(10, s) }),
-		(2*rmseOf("sgpr", "concrete", 0) + 2*rmseOf("sgpr", "concrete", 2)) / 2,
+		(2*reporttest.RMSE("sgpr", "concrete", 0) + 2*reporttest.RMSE("sgpr", "concrete", 2)) / 2,
 	}
 	for i, c := range spec.Claims {
 		r := evalClaim(c, st, "full", false)
@@ -339,7 +340,7 @@ func TestDeclarativeClaimConstructs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := fixtureStore(t)
+	st := reporttest.Store(t)
 	// Grid "pairs": IFF's gap 1/F at F = 2, 4; VFF's 1/F at F = 2 and 1 at
 	// F = 4 and 8 (F = 8 has no IFF partner): ratios 1 and 4.
 	gaps := []struct {
@@ -365,16 +366,16 @@ func TestDeclarativeClaimConstructs(t *testing.T) {
 	meanSplits := func(f func(int) float64) float64 { return (f(0) + f(1) + f(2)) / 3 }
 	sweep := func(M int, l float64) float64 { return 0.1 + 1/float64(M) + math.Abs(math.Log(l/0.3))*0.1 }
 	concrete := func(m string) float64 {
-		return meanSplits(func(s int) float64 { return rmseOf(m, "concrete", s) })
+		return meanSplits(func(s int) float64 { return reporttest.RMSE(m, "concrete", s) })
 	}
 	want := []float64{
 		elbo("vof", 40, 0), // smallest ELBO among M ≥ 40
 		6,                  // M ∈ {10, 20} × 3 splits
 		(sweep(64, 0.3) + sweep(64, 1) + sweep(64, 3)) / 3,
-		(rmseOf("sgpr", "concrete", 0) + rmseOf("sgpr", "concrete", 1)) / 2,
+		(reporttest.RMSE("sgpr", "concrete", 0) + reporttest.RMSE("sgpr", "concrete", 1)) / 2,
 		elbo("vof", 40, 0), // RMSE < 0.2 only at M = 40 and 80
 		// 2·RMSE > 10 only on concrete, strictly: split 0 (2·5.0 = 10) drops out.
-		(rmseOf("sgpr", "concrete", 1) + rmseOf("sgpr", "concrete", 2)) / 2,
+		(reporttest.RMSE("sgpr", "concrete", 1) + reporttest.RMSE("sgpr", "concrete", 2)) / 2,
 		meanSplits(func(s int) float64 { return elbo("vof", 40, s) }),
 		6, // M/10 ≤ 2: M ∈ {10, 20}
 		1, // max ELBO per method: SGPR −1010.5 passes, VOF −1016.75 does not

@@ -16,6 +16,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"sgplab/internal/reporttest"
 	"sgplab/results"
 )
 
@@ -556,12 +557,12 @@ func TestLegendBelowFitsWidth(t *testing.T) {
 // TestPaperWording: only a config that cites a paper speaks of "the paper"
 // and "ours".
 func TestPaperWording(t *testing.T) {
-	st := fixtureStore(t)
+	st := reporttest.Store(t)
 	for _, tc := range []struct {
 		name, config string
 		paper        bool
 	}{
-		{"paper config", fixtureConfig, true},
+		{"paper config", reporttest.Config, true},
 		{"ad-hoc figure config", "name = \"demo\"\n[[grid]]\nname = \"fig3\"\n[[figure]]\nname = \"f\"\nkind = \"line\"\ngrid = \"fig3\"\nx = \"param:num_inducing\"\ny = \"metric:rmse\"\nseries = \"method\"\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -589,11 +590,11 @@ func TestPaperWording(t *testing.T) {
 // no cell is a dash standing for a missing value.
 func TestEveryCSVParses(t *testing.T) {
 	paperDir := t.TempDir()
-	spec, err := Parse("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", reporttest.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Render(spec, fixtureStore(t), paperDir, Options{Formats: []string{"svg"}}); err != nil {
+	if _, err := Render(spec, reporttest.Store(t), paperDir, Options{Formats: []string{"svg"}}); err != nil {
 		t.Fatal(err)
 	}
 	sweepDir, _, _, _ := sweepReport(t, sweepOpts{gpr: true, sizeMetric: true, converged: true, noRMSE: true})

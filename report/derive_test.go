@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"sgplab/internal/reporttest"
 )
 
 const deriveConfig = `
@@ -63,7 +65,7 @@ func TestApplyDerived(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := fixtureStore(t)
+	st := reporttest.Store(t)
 	runs, err := loadRuns(st, "demo", []string{"fig3", "sweep"})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +112,7 @@ func TestApplyDerivedProfileScoped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := fixtureStore(t)
+	st := reporttest.Store(t)
 	runs, err := loadRuns(st, "demo", []string{"fig3"})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +133,7 @@ func TestRenderWithDerived(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	sum, err := Render(spec, fixtureStore(t), out, Options{Formats: []string{"svg"}})
+	sum, err := Render(spec, reporttest.Store(t), out, Options{Formats: []string{"svg"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +187,7 @@ func TestDeriveErrors(t *testing.T) {
 }
 
 func TestApplyDerivedQueryErrors(t *testing.T) {
-	st := fixtureStore(t)
+	st := reporttest.Store(t)
 	runs, err := loadRuns(st, "demo", []string{"fig3"})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"sgplab/internal/reporttest"
 	"sgplab/results"
 )
 
@@ -27,26 +28,26 @@ func plainStore(build func(*testing.T) *results.Store) func(*testing.T) (*result
 }
 
 var goldenCases = []goldenCase{
-	{name: "fixture-full", config: fixtureConfig, store: plainStore(func(t *testing.T) *results.Store { return fixtureStore(t) }), opts: Options{Profile: "full"}},
-	{name: "fixture-quick", config: fixtureConfig, store: plainStore(func(t *testing.T) *results.Store { return fixtureStore(t) }), opts: Options{Profile: "quick"}},
+	{name: "fixture-full", config: reporttest.Config, store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) }), opts: Options{Profile: "full"}},
+	{name: "fixture-quick", config: reporttest.Config, store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) }), opts: Options{Profile: "quick"}},
 	{name: "verdicts", config: verdictsConfig, store: plainStore(func(t *testing.T) *results.Store {
-		st := fixtureStore(t)
+		st := reporttest.Store(t)
 		setConverged(t, st, "1", 1)
 		setConverged(t, st, "grid = 'uci' AND method = 'sgpr' AND dataset = 'concrete' AND split = 1", 0)
 		setConverged(t, st, "grid = 'fig3' AND method = 'vof' AND split = 2", 0)
 		return st
 	}), opts: Options{Profile: "full"}},
-	{name: "claimform", config: claimFormConfig, store: plainStore(func(t *testing.T) *results.Store { return fixtureStore(t) })},
-	{name: "derive", config: deriveConfig, store: plainStore(func(t *testing.T) *results.Store { return fixtureStore(t) })},
-	{name: "leaderboard", config: leaderboardFixture, store: plainStore(func(t *testing.T) *results.Store { return fixtureStore(t) })},
+	{name: "claimform", config: claimFormConfig, store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) })},
+	{name: "derive", config: deriveConfig, store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) })},
+	{name: "leaderboard", config: leaderboardFixture, store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) })},
 	{name: "artifacts", config: artifactConfig, store: plainStore(artifactStore)},
 	{name: "terms", config: termsConfig, store: plainStore(termsStore)},
 	{name: "illustration", config: "name = \"p\"\n[[grid]]\nname = \"g\"\n[[figure]]\nname = \"figure-1\"\nkind = \"illustration\"\nillustration = \"iff-construction\"\n",
-		store: plainStore(func(t *testing.T) *results.Store { return fixtureStore(t) })},
+		store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) })},
 	{name: "default", config: "name = \"sweep\"\n[[grid]]\nname = \"sweep\"\n", store: func(t *testing.T) (*results.Store, *Expected) {
 		return sweepStore(t, sweepOpts{gpr: true, sizeMetric: true, converged: true, lengthscales: []string{"0.5", "2"}})
 	}},
-	{name: "stale", config: fixtureConfig, store: func(t *testing.T) (*results.Store, *Expected) {
+	{name: "stale", config: reporttest.Config, store: func(t *testing.T) (*results.Store, *Expected) {
 		st, exp, _ := staleFixture(t)
 		return st, exp
 	}},

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sgplab/internal/reporttest"
 )
 
 func TestParetoFront(t *testing.T) {
@@ -180,7 +182,7 @@ func TestMeanRankAndParetoRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, err := Render(spec, fixtureStore(t), out, Options{Formats: []string{"png"}}); err != nil {
+	if _, err := Render(spec, reporttest.Store(t), out, Options{Formats: []string{"png"}}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(out, "ranks.md"))

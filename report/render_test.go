@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sgplab/internal/reporttest"
 )
 
 func TestRenderWritesEveryFigureKind(t *testing.T) {
-	spec, err := Parse("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", reporttest.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +20,7 @@ func TestRenderWritesEveryFigureKind(t *testing.T) {
 	if dir := os.Getenv("FIGURES_OUT"); dir != "" {
 		out = dir // for looking at the figures by eye
 	}
-	sum, err := Render(spec, fixtureStore(t), out, Options{Formats: []string{"png", "svg", "pdf"}})
+	sum, err := Render(spec, reporttest.Store(t), out, Options{Formats: []string{"png", "svg", "pdf"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +111,11 @@ z = "metric:rmse"
 }
 
 func TestRenderOptionsErrors(t *testing.T) {
-	spec, err := Parse("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", reporttest.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := fixtureStore(t)
+	st := reporttest.Store(t)
 	if _, err := Render(spec, st, t.TempDir(), Options{Formats: []string{"gif"}}); err == nil || !strings.Contains(err.Error(), `"gif"`) {
 		t.Errorf("gif: %v", err)
 	}
@@ -160,7 +162,7 @@ func renderPNG(t *testing.T, src string) (Summary, string) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	sum, err := Render(spec, fixtureStore(t), out, Options{Formats: []string{"png"}})
+	sum, err := Render(spec, reporttest.Store(t), out, Options{Formats: []string{"png"}})
 	if err != nil {
 		t.Fatal(err)
 	}

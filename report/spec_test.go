@@ -3,10 +3,12 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"sgplab/internal/reporttest"
 )
 
 func TestParseFixture(t *testing.T) {
-	spec, err := Parse("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", reporttest.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sgplab/internal/anyconv"
+	"sgplab/internal/reporttest"
 	"sgplab/results"
 )
 
@@ -20,7 +21,7 @@ import (
 // current config expands to, with one run that has not run yet.
 func staleFixture(t *testing.T) (*results.Store, *Expected, Coverage) {
 	t.Helper()
-	st := fixtureStore(t)
+	st := reporttest.Store(t)
 	_, rows, err := st.Query("SELECT id, profile, status FROM runs ORDER BY id")
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func staleFixture(t *testing.T) (*results.Store, *Expected, Coverage) {
 }
 
 func TestRenderUsesOnlyExpectedRuns(t *testing.T) {
-	spec, err := Parse("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", reporttest.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestRenderUsesOnlyExpectedRuns(t *testing.T) {
 		t.Errorf("claim = %v %g, want reproduced 0.25", c.Verdict, c.Value)
 	}
 	// Mean of the current concrete SGPR runs: rmseOf over splits 0, 1, 2.
-	wantCell := fmt.Sprintf("%.3f", (rmseOf("sgpr", "concrete", 0)+rmseOf("sgpr", "concrete", 1)+rmseOf("sgpr", "concrete", 2))/3)
+	wantCell := fmt.Sprintf("%.3f", (reporttest.RMSE("sgpr", "concrete", 0)+reporttest.RMSE("sgpr", "concrete", 1)+reporttest.RMSE("sgpr", "concrete", 2))/3)
 	var row string
 	for _, l := range strings.Split(read(out, "table-1.md"), "\n") {
 		if strings.HasPrefix(l, "| concrete") {
@@ -161,7 +162,7 @@ func TestRenderUsesOnlyExpectedRuns(t *testing.T) {
 
 // With no runs at all, the report renders and says what to run.
 func TestRenderExpectedOnEmptyDatabase(t *testing.T) {
-	spec, err := Parse("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", reporttest.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestRenderExpectedPicksProfile(t *testing.T) {
 // must judge claims and derived values on them, not find no data because
 // their stored profile is not "quick".
 func TestQuickReportUsesSharedFullRuns(t *testing.T) {
-	spec, err := Parse("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", reporttest.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +303,7 @@ func TestMissingCellOutsideProfile(t *testing.T) {
 // fixtureSpecStore is the fixture config's report and an empty store.
 func fixtureSpecStore(t *testing.T) (Spec, *results.Store) {
 	t.Helper()
-	spec, err := Parse("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", reporttest.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"sgplab/internal/reporttest"
 )
 
 // naiveMeanStd is an independent two-pass sample mean and std.
@@ -26,12 +28,12 @@ func naiveMeanStd(xs []float64) (float64, float64) {
 
 func renderFixture(t *testing.T, opts Options) (Summary, string) {
 	t.Helper()
-	spec, err := Parse("demo.toml", fixtureConfig)
+	spec, err := Parse("demo.toml", reporttest.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	sum, err := Render(spec, fixtureStore(t), out, opts)
+	sum, err := Render(spec, reporttest.Store(t), out, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func TestTableMeanStdRanksAndPaper(t *testing.T) {
 	for _, ds := range []string{"concrete", "energy"} {
 		var means []float64
 		for _, m := range []string{"sgpr", "svgp", "vff"} {
-			xs := []float64{rmseOf(m, ds, 0), rmseOf(m, ds, 1), rmseOf(m, ds, 2)}
+			xs := []float64{reporttest.RMSE(m, ds, 0), reporttest.RMSE(m, ds, 1), reporttest.RMSE(m, ds, 2)}
 			wantMean, wantStd := naiveMeanStd(xs)
 			c := cells[[2]string{ds, m}]
 			if got := num(t, c["mean"]); math.Abs(got-wantMean) > 1e-12 {
@@ -145,7 +147,7 @@ func TestTableMetricColumnsMedianAndFilter(t *testing.T) {
 	cells := readCSV(t, filepath.Join(out, "table-2.csv"))
 	for _, m := range []string{"sgpr", "svgp", "vff"} {
 		// Median of three splits is the middle split; only concrete passes the filter.
-		want := rmseOf(m, "concrete", 1)
+		want := reporttest.RMSE(m, "concrete", 1)
 		if got := num(t, cells[[2]string{m, "rmse"}]["value"]); math.Abs(got-want) > 1e-12 {
 			t.Errorf("%s rmse median = %v, want %v", m, got, want)
 		}
@@ -165,7 +167,7 @@ func TestQuickProfileIsLabelledAndSeparate(t *testing.T) {
 		t.Fatalf("profile %q", sum.Profile)
 	}
 	cells := readCSV(t, filepath.Join(out, "table-1.csv"))
-	want, _ := naiveMeanStd([]float64{rmseOf("sgpr", "concrete", 0) + 100, rmseOf("sgpr", "concrete", 1) + 100, rmseOf("sgpr", "concrete", 2) + 100})
+	want, _ := naiveMeanStd([]float64{reporttest.RMSE("sgpr", "concrete", 0) + 100, reporttest.RMSE("sgpr", "concrete", 1) + 100, reporttest.RMSE("sgpr", "concrete", 2) + 100})
 	if got := num(t, cells[[2]string{"concrete", "sgpr"}]["mean"]); math.Abs(got-want) > 1e-12 {
 		t.Errorf("quick mean = %v, want %v", got, want)
 	}
@@ -227,7 +229,7 @@ func TestTablePoolingIsFootnoted(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, err := Render(spec, fixtureStore(t), out, Options{Formats: []string{"png"}}); err != nil {
+	if _, err := Render(spec, reporttest.Store(t), out, Options{Formats: []string{"png"}}); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "t.md"))

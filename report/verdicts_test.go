@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"sgplab/internal/reporttest"
 	"sgplab/results"
 )
 
@@ -176,7 +177,7 @@ func TestClaimVerdictsFollowConvergence(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st := fixtureStore(t)
+			st := reporttest.Store(t)
 			c.setup(t, st)
 			out := t.TempDir()
 			sum, err := Render(spec, st, out, Options{Formats: []string{"svg"}, Profile: "full"})
@@ -221,7 +222,7 @@ func TestVerdictOutputsUnchangedWhenConverged(t *testing.T) {
 		t.Fatal(err)
 	}
 	render := func(setup func(*results.Store)) (claimsSQL, index string) {
-		st := fixtureStore(t)
+		st := reporttest.Store(t)
 		setup(st)
 		out := t.TempDir()
 		if _, err := Render(spec, st, out, Options{Formats: []string{"svg"}, Profile: "full"}); err != nil {
@@ -275,7 +276,7 @@ func TestClaimRunsQueryError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := evalClaim(spec.Claims[0], fixtureStore(t), "full", false)
+	r := evalClaim(spec.Claims[0], reporttest.Store(t), "full", false)
 	if r.Verdict != QueryError || !strings.Contains(r.Detail, "runs_query") {
 		t.Errorf("verdict %s (%s), want a query error naming runs_query", r.Verdict, r.Detail)
 	}

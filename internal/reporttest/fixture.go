@@ -1,4 +1,7 @@
-package report
+// Package reporttest holds the fixture that the report and claims tests
+// share: a paper config (Config) and a results database of fabricated runs
+// (Store) whose numbers the tests can recompute (RMSE).
+package reporttest
 
 import (
 	"fmt"
@@ -10,15 +13,17 @@ import (
 	"sgplab/results"
 )
 
-// rmseOf is the fabricated test RMSE of a run, so tests can recompute the
+// RMSE is the fabricated test RMSE of a run, so tests can recompute the
 // expected means and standard deviations independently.
-func rmseOf(method, dataset string, split int) float64 {
+func RMSE(method, dataset string, split int) float64 {
 	base := map[string]float64{"concrete": 5.0, "energy": 0.5, "yacht": 1.0}[dataset]
 	off := map[string]float64{"sgpr": 0, "svgp": 0.25, "vff": -0.1}[method]
 	return base + off + 0.1*float64(split)
 }
 
-const fixtureConfig = `
+// Config is a paper config over the fixture's grids: two tables, five
+// figures and three raw-SQL claims.
+const Config = `
 name = "demo"
 title = "Demo paper (Author 2024)"
 description = "Fabricated results for the figures tests."
@@ -146,8 +151,12 @@ query = "SELECT AVG(value) FROM run_metrics WHERE dataset='boston'"
 expect = "< 1"
 `
 
-// fixtureStore builds a results database of fabricated runs.
-func fixtureStore(t testing.TB) *results.Store {
+// Store builds a results database of fabricated runs in a temporary
+// directory of t: grid "uci" (three methods, datasets and splits, full and
+// quick profiles, one method never run and one failed on yacht), grid
+// "fig3" (ELBO, RMSE and time against M, with traces) and grid "sweep"
+// (RMSE over M × lengthscale, stored as "demo/sweep", with one hole).
+func Store(t testing.TB) *results.Store {
 	t.Helper()
 	st, err := results.Open(filepath.Join(t.TempDir(), "results.db"))
 	if err != nil {
@@ -186,7 +195,7 @@ func fixtureStore(t testing.TB) *results.Store {
 						save(r, nil, nil)
 						continue
 					}
-					v := rmseOf(m, ds, split)
+					v := RMSE(m, ds, split)
 					if profile == "quick" {
 						v += 100 // quick numbers must never leak into the full report
 					}
