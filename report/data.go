@@ -7,8 +7,15 @@ import (
 	"strconv"
 	"strings"
 
+	"sgplab/claims"
 	"sgplab/internal/anyconv"
 )
+
+// querier is the part of results.Store (or of a subset of it) that a
+// report reads.
+type querier interface {
+	Query(sql string, args ...any) ([]string, [][]any, error)
+}
 
 // run is one row of the runs table with its metrics and parameters.
 type run struct {
@@ -282,4 +289,30 @@ func (s stats) pick(agg string) float64 {
 		return s.Max
 	}
 	return s.Mean
+}
+
+// applyDerived runs every derivation and attaches the values to the runs
+// they are for; subset as for claims.Claim.Eval.
+func applyDerived(specs []claims.Derive, q querier, profile string, subset bool, runs []*run) error {
+	byID := make(map[string]*run, len(runs))
+	for _, r := range runs {
+		byID[r.ID] = r
+	}
+	for _, d := range specs {
+		vals, err := d.Values(q, profile, subset)
+		if err != nil {
+			return err
+		}
+		for _, v := range vals {
+			r := byID[v.Run]
+			switch {
+			case r == nil: // a run of another grid or profile
+			case d.As == "param":
+				r.Params[d.Name] = v.Param
+			default:
+				r.Metrics[d.Name] = v.Metric
+			}
+		}
+	}
+	return nil
 }

@@ -8,60 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"sgplab/claims"
 	"sgplab/internal/reporttest"
 )
 
-const deriveConfig = `
-name = "demo"
-[[grid]]
-name = "fig3"
-[[grid]]
-name = "sweep"
-
-[[report.derive]]
-name = "x_gap"
-doc = "elbo minus 1000 times rmse"
-query = "SELECT run_id, SUM(CASE metric WHEN 'elbo' THEN value ELSE -1000*value END) FROM run_metrics WHERE metric IN ('elbo', 'rmse') GROUP BY run_id"
-
-[[report.derive]]
-name = "x_time_norm"
-query = """
-SELECT run_id, value / MAX(value) OVER (PARTITION BY dataset)
-FROM run_metrics WHERE metric = 'train_seconds'"""
-
-[[report.derive]]
-name = "log_m"
-as = "param"
-digits = 2
-query = "SELECT run_id, num / 3.0 FROM run_params_v WHERE param = 'num_inducing'"
-
-[[report.derive]]
-name = "variant"
-as = "param"
-query = "SELECT id, method || '-' || dataset FROM runs"
-
-[[figure]]
-name = "fig-derived"
-title = "derived gap against normalised time"
-kind = "line"
-grid = "fig3"
-x = "metric:x_time_norm"
-y = "metric:x_gap"
-series = "method"
-panels = "dataset"
-
-[[figure]]
-name = "heat-derived"
-title = "rmse over a derived category"
-kind = "heatmap"
-grid = "sweep"
-x = "param:log_m"
-y = "param:lengthscale"
-z = "metric:rmse"
-`
-
 func TestApplyDerived(t *testing.T) {
-	spec, err := Parse("derive.toml", deriveConfig)
+	spec, err := Parse("derive.toml", reporttest.DeriveConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +44,8 @@ func TestApplyDerived(t *testing.T) {
 			t.Errorf("run %s: x_time_norm = %v, want %v", r.ID, got, want)
 		}
 		m, _ := strconv.ParseFloat(r.Params["num_inducing"], 64)
-		if got, want := r.Params["log_m"], strconv.FormatFloat(roundSignificant(m/3, 2), 'g', -1, 64); got != want {
+		rounded, _ := strconv.ParseFloat(strconv.FormatFloat(m/3, 'g', 2, 64), 64) // digits = 2
+		if got, want := r.Params["log_m"], strconv.FormatFloat(rounded, 'g', -1, 64); got != want {
 			t.Errorf("run %s: log_m = %q, want %q", r.ID, got, want)
 		}
 		if got, want := r.Params["variant"], r.Method+"-"+r.Dataset; got != want {
@@ -108,7 +61,7 @@ func TestApplyDerived(t *testing.T) {
 // Derived values must respect the report's profile: the fixture's fig3 runs
 // are all full-profile, so a quick report derives nothing for them.
 func TestApplyDerivedProfileScoped(t *testing.T) {
-	spec, err := Parse("derive.toml", deriveConfig)
+	spec, err := Parse("derive.toml", reporttest.DeriveConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +81,7 @@ func TestApplyDerivedProfileScoped(t *testing.T) {
 }
 
 func TestRenderWithDerived(t *testing.T) {
-	spec, err := Parse("derive.toml", deriveConfig)
+	spec, err := Parse("derive.toml", reporttest.DeriveConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,25 +149,9 @@ func TestApplyDerivedQueryErrors(t *testing.T) {
 		{"SELECT nope FROM nowhere", "x_bad"},
 		{"SELECT run_id FROM run_metrics", "2 columns"},
 	} {
-		err := applyDerived([]DeriveSpec{{Name: "x_bad", As: "metric", Query: c.query}}, st, "full", false, runs)
+		err := applyDerived([]claims.Derive{{Name: "x_bad", As: "metric", Query: c.query}}, st, "full", false, runs)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("query %q: error %v, want it to contain %q", c.query, err, c.want)
-		}
-	}
-}
-
-func TestTransformValue(t *testing.T) {
-	nan := math.NaN()
-	for _, c := range []struct {
-		name    string
-		in, out float64
-	}{
-		{"", -2, -2}, {"abs", -2, 2}, {"log10", 1000, 3}, {"log10", -1, nan}, {"log10", 0, nan},
-		{"log10abs", -0.01, -2}, {"log10abs", 0, nan},
-	} {
-		got := transformValue(c.name, c.in)
-		if math.IsNaN(c.out) != math.IsNaN(got) || !math.IsNaN(got) && math.Abs(got-c.out) > 1e-12 {
-			t.Errorf("%s(%v) = %v, want %v", c.name, c.in, got, c.out)
 		}
 	}
 }

@@ -37,8 +37,8 @@ var goldenCases = []goldenCase{
 		setConverged(t, st, "grid = 'fig3' AND method = 'vof' AND split = 2", 0)
 		return st
 	}), opts: Options{Profile: "full"}},
-	{name: "claimform", config: claimFormConfig, store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) })},
-	{name: "derive", config: deriveConfig, store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) })},
+	{name: "claimform", config: reporttest.ClaimFormConfig, store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) })},
+	{name: "derive", config: reporttest.DeriveConfig, store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) })},
 	{name: "leaderboard", config: leaderboardFixture, store: plainStore(func(t *testing.T) *results.Store { return reporttest.Store(t) })},
 	{name: "artifacts", config: artifactConfig, store: plainStore(artifactStore)},
 	{name: "terms", config: termsConfig, store: plainStore(termsStore)},

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"sgplab/claims"
 	"sgplab/internal/anyconv"
 	"sgplab/results"
 )
@@ -68,7 +69,7 @@ type Summary struct {
 	Dir      string
 	Profile  string   // the profile reported
 	Files    []string // every file written, in order
-	Claims   []ClaimResult
+	Claims   []claims.Result
 	Missing  int      // table cells without data
 	Warnings []string // figure series or points that could not be drawn, etc.
 	// Runs is set when Options.Expected was: the runs the report used.
@@ -238,18 +239,18 @@ func render(spec Spec, q querier, dbName, outDir string, opts Options, cov *Cove
 	}
 
 	// Claims first: their verdicts head the report.
-	claims := make([]ClaimResult, len(spec.Claims))
+	verdicts := make([]claims.Result, len(spec.Claims))
 	for i, c := range spec.Claims {
-		claims[i] = evalClaim(c, q, rc.profile, rc.cov != nil)
+		verdicts[i] = c.Eval(q, rc.profile, rc.cov != nil)
 	}
 	var index strings.Builder
 	rc.writeIndexHead(&index)
 	if len(spec.Claims) > 0 {
-		conv, err := reportConvergence(q, spec, rc.profile, rc.cov != nil)
+		conv, err := claims.Convergence(q, spec.Name, spec.Grids, rc.profile, rc.cov != nil)
 		if err != nil {
 			return sum, err
 		}
-		writeIndexVerdicts(&index, spec.Claims, claims, conv)
+		writeIndexVerdicts(&index, spec.Claims, verdicts, conv)
 	}
 	writeIndexDerived(&index, spec.Report.Derive)
 	if len(spec.Tables) > 0 {
@@ -341,14 +342,14 @@ func render(spec Spec, q querier, dbName, outDir string, opts Options, cov *Cove
 	if len(spec.Claims) > 0 {
 		var sqlFile strings.Builder
 		for i, c := range spec.Claims {
-			fmt.Fprintf(&sqlFile, "-- claim %d (%s): %s\n%s;\n\n", i+1, c.Kind, oneLine(c.Text), strings.TrimSpace(c.Query))
-			if r := claims[i]; len(r.Unconverged) > 0 {
+			fmt.Fprintf(&sqlFile, "-- claim %d (%s): %s\n%s;\n\n", i+1, c.Kind, oneLine(c.Text), strings.TrimSpace(c.SQL))
+			if r := verdicts[i]; len(r.Unconverged) > 0 {
 				fmt.Fprintf(&sqlFile, "-- claim %d is inconclusive: %d of the %d runs it reads did not converge (x_converged = 0). Its runs:\n%s;\n\n",
-					i+1, len(r.Unconverged), r.Runs, convergenceQuery(c.runs))
+					i+1, len(r.Unconverged), r.Runs, claims.ConvergenceQuery(c.Runs))
 			}
 		}
-		sum.Claims = append(sum.Claims, claims...)
-		writeClaims(&index, spec.Claims, claims, rc.profile)
+		sum.Claims = append(sum.Claims, verdicts...)
+		writeClaims(&index, spec.Claims, verdicts, rc.profile)
 		if err := write("claims.sql", []byte(sqlFile.String())); err != nil {
 			return sum, err
 		}
@@ -684,7 +685,7 @@ func displayPath(p string) string {
 
 // writeClaims writes the reproduction claims, counted, and then the sanity
 // checks, which hold by theory or construction and are not counted.
-func writeClaims(index *strings.Builder, specs []ClaimSpec, results []ClaimResult, profile string) {
+func writeClaims(index *strings.Builder, specs []claims.Claim, verdicts []claims.Result, profile string) {
 	index.WriteString("## Claims\n\n")
 	kinds := []struct{ kind, heading string }{
 		{"reproduction", "### Reproduction claims (counted)\n\n"},
@@ -697,19 +698,19 @@ func writeClaims(index *strings.Builder, specs []ClaimSpec, results []ClaimResul
 		if counts[c.Kind] == nil {
 			counts[c.Kind] = map[string]int{}
 		}
-		counts[c.Kind][results[i].Verdict]++
+		counts[c.Kind][verdicts[i].Verdict]++
 		total[c.Kind]++
 	}
 	rep := counts["reproduction"]
 	inconclusive := ""
-	if rep[Inconclusive] > 0 {
-		inconclusive = fmt.Sprintf("%d inconclusive (fits not converged), ", rep[Inconclusive])
+	if rep[claims.Inconclusive] > 0 {
+		inconclusive = fmt.Sprintf("%d inconclusive (fits not converged), ", rep[claims.Inconclusive])
 	}
 	fmt.Fprintf(index, "Each claim is checked by one SQL query over the results (%s profile; the queries are in claims.sql). "+
 		"**Reproduction claims: %d of %d reproduced** (%d differ, %s%d without data, %d query errors). "+
 		"Not counted: sanity checks %d of %d hold, diagnostics %d of %d as expected.\n\n",
-		profile, rep[Reproduced], total["reproduction"], rep[Differs], inconclusive, rep[NoData], rep[QueryError],
-		counts["sanity"][Reproduced], total["sanity"], counts["diagnostic"][Reproduced], total["diagnostic"])
+		profile, rep[claims.Reproduced], total["reproduction"], rep[claims.Differs], inconclusive, rep[claims.NoData], rep[claims.QueryError],
+		counts["sanity"][claims.Reproduced], total["sanity"], counts["diagnostic"][claims.Reproduced], total["diagnostic"])
 	for _, k := range kinds {
 		if total[k.kind] == 0 {
 			continue
@@ -720,9 +721,9 @@ func writeClaims(index *strings.Builder, specs []ClaimSpec, results []ClaimResul
 			if c.Kind != k.kind {
 				continue
 			}
-			r := results[i]
+			r := verdicts[i]
 			ours := "—"
-			if r.Verdict == Reproduced || r.Verdict == Differs || r.Verdict == Inconclusive {
+			if r.Verdict == claims.Reproduced || r.Verdict == claims.Differs || r.Verdict == claims.Inconclusive {
 				ours = fmt.Sprintf("%.4g", r.Value)
 			}
 			verdict := r.Verdict
@@ -745,3 +746,19 @@ func writeClaims(index *strings.Builder, specs []ClaimSpec, results []ClaimResul
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// writeIndexDerived lists the derived values with their documentation.
+func writeIndexDerived(b *strings.Builder, specs []claims.Derive) {
+	if len(specs) == 0 {
+		return
+	}
+	b.WriteString("Derived quantities (computed by SQL over the results at report time):\n\n")
+	for _, d := range specs {
+		fmt.Fprintf(b, "- `%s:%s`", d.As, d.Name)
+		if d.Doc != "" {
+			b.WriteString(": " + mdOneLine(d.Doc))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}

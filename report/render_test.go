@@ -3,11 +3,13 @@ package report
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"sgplab/claims"
 	"sgplab/internal/reporttest"
 )
 
@@ -167,4 +169,23 @@ func renderPNG(t *testing.T, src string) (Summary, string) {
 		t.Fatal(err)
 	}
 	return sum, out
+}
+
+// Against a real database: the claims of the fixture reach their verdicts
+// and quick runs do not leak into a full-profile claim.
+func TestClaimsAgainstStore(t *testing.T) {
+	sum, _ := renderFixture(t, Options{})
+	want := []struct {
+		verdict string
+		value   float64
+	}{{claims.Reproduced, 0.25}, {claims.Differs, 2.75}, {claims.NoData, math.NaN()}}
+	if len(sum.Claims) != len(want) {
+		t.Fatalf("claims %v", sum.Claims)
+	}
+	for i, w := range want {
+		c := sum.Claims[i]
+		if c.Verdict != w.verdict || (!math.IsNaN(w.value) && math.Abs(c.Value-w.value) > 1e-9) {
+			t.Errorf("claim %d: %s %v (%s), want %s %v", i, c.Verdict, c.Value, c.Detail, w.verdict, w.value)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"sgplab/claims"
 	"sgplab/results"
 )
 
@@ -29,7 +30,7 @@ type Spec struct {
 
 	Tables  []TableSpec
 	Figures []FigureSpec
-	Claims  []ClaimSpec
+	Claims  []claims.Claim
 	Report  Meta
 }
 
@@ -45,7 +46,7 @@ type Meta struct {
 	Fetch map[string]string `toml:"fetch"`
 	// Derive defines per-run values computed by SQL at report time (see
 	// DeriveSpec).
-	Derive []DeriveSpec `toml:"derive"`
+	Derive []claims.Derive `toml:"derive"`
 	// NotApplicable marks table cells of methods that cannot run on a
 	// dataset (by design, not by failure): shown as "n/a" with the reason.
 	NotApplicable []NotApplicable `toml:"not_applicable"`
@@ -160,53 +161,6 @@ type FigureSpec struct {
 	filter filterSet
 }
 
-// ClaimSpec is one [[claim]]: a statement of the paper with an automatic
-// verdict from a SQL query over the results.
-type ClaimSpec struct {
-	Text  string `toml:"text"`
-	Paper string `toml:"paper"`
-	// Kind is "reproduction" (default: a statement of the paper that our
-	// results could contradict; counted in "N of M reproduced") or "sanity"
-	// (true by theory or by construction — a bound below what it bounds, the
-	// optimiser preferring what it optimised; reported, not counted) or
-	// "diagnostic" (a check of our own setup, not a statement of the paper:
-	// convergence, the cause of a discrepancy; reported, not counted).
-	Kind string `toml:"kind"`
-	// Threshold says where the expectation's number comes from when the
-	// paper gives none (shown beside the claim).
-	Threshold string `toml:"threshold"`
-	// PostHoc marks a claim added after its result was seen.
-	PostHoc bool `toml:"post_hoc"`
-	// Query is SQL returning one number; {profile} is replaced by the quoted
-	// profile name of the report. Or the declarative form below (see
-	// claimform.go): Metric, Aggregate and Where select runs and reduce one
-	// metric to a number; Per, Across and Having reduce within and across
-	// groups of runs; Ratio or Difference compare two such selections,
-	// within each group when Paired.
-	Query      string           `toml:"query"`
-	Metric     string           `toml:"metric"`
-	Aggregate  string           `toml:"aggregate"`
-	Per        []string         `toml:"per"`
-	Across     string           `toml:"across"`
-	Having     string           `toml:"having"`
-	Paired     bool             `toml:"paired"`
-	MinGroups  int              `toml:"min_groups"`
-	Reach      map[string]any   `toml:"reach"`
-	Where      map[string]any   `toml:"where"`
-	Ratio      []map[string]any `toml:"ratio"`
-	Difference []map[string]any `toml:"difference"`
-	Expect     string           `toml:"expect"` // e.g. "< 0.01", ">= 2", "in [1, 3]", "= 5 ± 0.1"
-	// RunsWhere (filters in the syntax of where) or RunsQuery (SQL
-	// returning run ids) declares the runs a raw Query reads, so that its
-	// verdict can say whether their fits converged; a declarative claim's
-	// runs are those of its selections.
-	RunsWhere map[string]any `toml:"runs_where"`
-	RunsQuery string         `toml:"runs_query"`
-
-	expect expectation
-	runs   string // SQL returning the ids of the runs the claim reads; "" when not known
-}
-
 // file is the whole paper config as far as this package reads it; the
 // runner's keys are decoded by the runner.
 type file struct {
@@ -217,10 +171,10 @@ type file struct {
 	Profiles    map[string]struct {
 		Note string `toml:"note"`
 	} `toml:"profiles"`
-	Table  []TableSpec  `toml:"table"`
-	Figure []FigureSpec `toml:"figure"`
-	Claim  []ClaimSpec  `toml:"claim"`
-	Report Meta         `toml:"report"`
+	Table  []TableSpec   `toml:"table"`
+	Figure []FigureSpec  `toml:"figure"`
+	Claim  []claims.Spec `toml:"claim"`
+	Report Meta          `toml:"report"`
 }
 
 type gridName struct {
@@ -231,7 +185,7 @@ type gridName struct {
 var ownSections = map[string]reflect.Type{
 	"table":  reflect.TypeOf(TableSpec{}),
 	"figure": reflect.TypeOf(FigureSpec{}),
-	"claim":  reflect.TypeOf(ClaimSpec{}),
+	"claim":  reflect.TypeOf(claims.Spec{}),
 	"report": reflect.TypeOf(Meta{}),
 }
 
@@ -276,7 +230,7 @@ func Parse(name, src string) (Spec, error) {
 		}
 		if k[0] == "report" && k[1] == "derive" && len(k) >= 3 {
 			errs = append(errs, fmt.Errorf("%s: unknown key %q in [[report.derive]]; valid keys: %s",
-				loc.firstUnindexed(path), k[2], strings.Join(validKeys(reflect.TypeOf(DeriveSpec{})), ", ")))
+				loc.firstUnindexed(path), k[2], strings.Join(validKeys(reflect.TypeOf(claims.Derive{})), ", ")))
 			continue
 		}
 		if isMapKey(t, k[1]) {
@@ -287,7 +241,7 @@ func Parse(name, src string) (Spec, error) {
 	}
 	spec := Spec{
 		File: name, Name: f.Name, Title: f.Title, Description: f.Description,
-		Tables: f.Table, Figures: f.Figure, Claims: f.Claim, Report: f.Report,
+		Tables: f.Table, Figures: f.Figure, Report: f.Report,
 	}
 	for name, p := range f.Profiles {
 		if spec.ProfileNotes == nil {
@@ -299,7 +253,12 @@ func Parse(name, src string) (Spec, error) {
 		spec.Grids = append(spec.Grids, g.Name)
 	}
 	errs = append(errs, spec.validate(loc)...)
-	errs = append(errs, spec.validateDerive(loc)...)
+	errs = append(errs, located(loc, "claim", checkClaims(f.Claim))...)
+	errs = append(errs, located(loc, "report.derive", claims.CheckDerived(spec.Report.Derive))...)
+	// Claims compile once everything they may refer to is validated.
+	var compileErrs []claims.FieldError
+	spec.Claims, compileErrs = compileClaims(f.Claim, spec.Name, spec.Report.Derive)
+	errs = append(errs, located(loc, "claim", compileErrs)...)
 	if len(errs) > 0 {
 		return Spec{}, errors.Join(errs...)
 	}
@@ -620,46 +579,46 @@ func (s *Spec) validate(loc *locator) []error {
 			bad(p+".series_style", "%v", err)
 		}
 	}
-	for i := range s.Claims {
-		c := &s.Claims[i]
-		p := fmt.Sprintf("claim[%d]", i)
-		if c.Text == "" {
-			bad(p, "a claim needs text")
-		}
-		switch {
-		case c.declarative() && strings.TrimSpace(c.Query) != "":
-			bad(p+".query", "give query (SQL) or the declarative keys metric/where/per/ratio/difference, not both")
-		case c.declarative() && (c.RunsWhere != nil || c.RunsQuery != ""):
-			bad(p+".runs_where", "a declarative claim reads the runs of its selections; runs_where and runs_query declare the runs of a query = \"…\" claim")
-		case c.declarative():
-			sql, runs, err := compileClaim(*c, s.Name, s.Report.Derive)
-			if err != nil {
-				bad(p, "%v", err)
-			}
-			c.Query, c.runs = sql, runs
-		case strings.TrimSpace(c.Query) == "":
-			bad(p+".query", "a claim needs a query (SQL returning one number) or metric = \"NAME\" with where/ratio/difference")
-		case c.RunsWhere != nil && c.RunsQuery != "":
-			bad(p+".runs_query", "give runs_where (filters) or runs_query (SQL returning run ids), not both")
-		case c.RunsWhere != nil:
-			runs, err := compileRunsWhere(c.RunsWhere, s.Name, s.Report.Derive)
-			if err != nil {
-				bad(p+".runs_where", "%v", err)
-			}
-			c.runs = runs
-		case strings.TrimSpace(c.RunsQuery) != "":
-			c.runs = strings.TrimSpace(c.RunsQuery)
-		}
-		if c.Kind == "" {
-			c.Kind = "reproduction"
-		}
-		if !contains(claimKinds, c.Kind) {
-			bad(p+".kind", "kind %q is not one of: %s", c.Kind, strings.Join(claimKinds, ", "))
-		}
-		var err error
-		if c.expect, err = parseExpect(c.Expect); err != nil {
-			bad(p+".expect", "%v", err)
-		}
+	return errs
+}
+
+// checkClaims checks every claim (setting default kinds); the keys of the
+// problems are "[i]" and the claim's key.
+func checkClaims(specs []claims.Spec) []claims.FieldError {
+	var errs []claims.FieldError
+	for i := range specs {
+		errs = append(errs, indexed(i, specs[i].Check())...)
+	}
+	return errs
+}
+
+// compileClaims compiles the checked claims of config experiment, which
+// may use its derived values; the problems are keyed as by checkClaims.
+func compileClaims(specs []claims.Spec, experiment string, derived []claims.Derive) ([]claims.Claim, []claims.FieldError) {
+	var (
+		out  []claims.Claim
+		errs []claims.FieldError
+	)
+	for i, s := range specs {
+		c, fe := claims.Compile(s, experiment, derived)
+		errs = append(errs, indexed(i, fe)...)
+		out = append(out, c)
+	}
+	return out, errs
+}
+
+func indexed(i int, fes []claims.FieldError) []claims.FieldError {
+	for j := range fes {
+		fes[j].Key = fmt.Sprintf("[%d]%s", i, fes[j].Key)
+	}
+	return fes
+}
+
+// located prefixes each error with the file:line of its key below section.
+func located(loc *locator, section string, fes []claims.FieldError) []error {
+	var errs []error
+	for _, e := range fes {
+		errs = append(errs, fmt.Errorf("%s: %s", loc.at(section+e.Key), e.Msg))
 	}
 	return errs
 }

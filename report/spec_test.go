@@ -128,3 +128,23 @@ value = 2
 		t.Errorf("firstUnindexed = %q", got)
 	}
 }
+
+// TestClaimErrorsLocated: the problems claims.Check, claims.Compile and
+// claims.CheckDerived find are reported at the line of their key, or of
+// the [[claim]] / [[report.derive]] header when the key is not written.
+func TestClaimErrorsLocated(t *testing.T) {
+	head := "name = \"demo\"\n[[grid]]\nname = \"uci\"\n[[claim]]\ntext = \"x\"\nexpect = \"> 0\"\n" // [[claim]] on line 4
+	for _, c := range []struct{ body, want string }{
+		{"metric = \"rmse\"\nwhere = { split = \"a\" }", "bad.toml:4: filter split: want integers"},
+		{"query = \"SELECT 1\"\nkind = \"check\"", "bad.toml:8: kind \"check\" is not one of"},
+		{"query = \"SELECT 1\"\nruns_where = { status = \"done\" }", "bad.toml:8: filter status: claims see only the finished runs"},
+		{"metric = \"rmse\"\nquery = \"SELECT 1\"", "bad.toml:8: give query (SQL) or the declarative keys"},
+		{"query = \"SELECT 1\"\n[[report.derive]]\nname = \"x_a\"\ntransform = \"ln\"\nquery = \"q\"", "bad.toml:10: unknown transform \"ln\""},
+		{"query = \"SELECT 1\"\n[[report.derive]]\nquery = \"q\"", "bad.toml:8: a derived value needs a name"},
+	} {
+		_, err := Parse("bad.toml", head+c.body)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want it to contain %q", c.body, err, c.want)
+		}
+	}
+}

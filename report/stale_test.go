@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"sgplab/claims"
 	"sgplab/internal/anyconv"
 	"sgplab/internal/reporttest"
 	"sgplab/results"
@@ -90,7 +91,7 @@ func TestRenderUsesOnlyExpectedRuns(t *testing.T) {
 		}
 		return string(b)
 	}
-	claim := func(sum Summary) ClaimResult {
+	claim := func(sum Summary) claims.Result {
 		t.Helper()
 		for _, c := range sum.Claims {
 			if c.Text == "SGPR beats SVGP on concrete" {
@@ -98,7 +99,7 @@ func TestRenderUsesOnlyExpectedRuns(t *testing.T) {
 			}
 		}
 		t.Fatal("claim missing")
-		return ClaimResult{}
+		return claims.Result{}
 	}
 
 	// Without Expected, the stale runs leak in: this is what the test guards.
@@ -107,7 +108,7 @@ func TestRenderUsesOnlyExpectedRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := claim(sum); c.Verdict != Differs {
+	if c := claim(sum); c.Verdict != claims.Differs {
 		t.Fatalf("fixture does not exercise stale runs: claim %v (%g)", c.Verdict, c.Value)
 	}
 	if !strings.Contains(read(mixed, "fig-line.svg"), "oldmethod") {
@@ -122,7 +123,7 @@ func TestRenderUsesOnlyExpectedRuns(t *testing.T) {
 	if sum.Runs == nil || *sum.Runs != want {
 		t.Errorf("coverage = %+v, want %+v", sum.Runs, want)
 	}
-	if c := claim(sum); c.Verdict != Reproduced || c.Value < 0.25-1e-12 || c.Value > 0.25+1e-12 {
+	if c := claim(sum); c.Verdict != claims.Reproduced || c.Value < 0.25-1e-12 || c.Value > 0.25+1e-12 {
 		t.Errorf("claim = %v %g, want reproduced 0.25", c.Verdict, c.Value)
 	}
 	// Mean of the current concrete SGPR runs: rmseOf over splits 0, 1, 2.
@@ -257,7 +258,7 @@ func TestQuickReportUsesSharedFullRuns(t *testing.T) {
 		if c.Text != "SGPR beats SVGP on concrete" {
 			continue
 		}
-		if c.Verdict != Reproduced || c.Value < 0.25-1e-12 || c.Value > 0.25+1e-12 {
+		if c.Verdict != claims.Reproduced || c.Value < 0.25-1e-12 || c.Value > 0.25+1e-12 {
 			t.Errorf("claim on shared full runs = %v %g (%s), want reproduced 0.25", c.Verdict, c.Value, c.Detail)
 		}
 		return

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"sgplab/claims"
 	"sgplab/internal/reporttest"
 	"sgplab/results"
 )
@@ -102,12 +103,12 @@ func TestClaimVerdictsFollowConvergence(t *testing.T) {
 		name:  "not recorded (a database from before x_converged)",
 		setup: func(*testing.T, *results.Store) {},
 		claims: []want{
-			{Reproduced, "convergence not recorded for 3 of its 3 runs", 3, 0},
-			{Reproduced, "convergence not recorded for 6 of its 6 runs", 6, 0},
-			{Reproduced, "convergence not recorded for 9 of its 9 runs", 9, 0},
-			{Reproduced, "convergence not recorded for 9 of its 9 runs", 9, 0},
-			{Reproduced, "convergence not checked", 0, 0},
-			{Reproduced, "convergence not recorded for 24 of its 24 runs", 24, 0},
+			{claims.Reproduced, "convergence not recorded for 3 of its 3 runs", 3, 0},
+			{claims.Reproduced, "convergence not recorded for 6 of its 6 runs", 6, 0},
+			{claims.Reproduced, "convergence not recorded for 9 of its 9 runs", 9, 0},
+			{claims.Reproduced, "convergence not recorded for 9 of its 9 runs", 9, 0},
+			{claims.Reproduced, "convergence not checked", 0, 0},
+			{claims.Reproduced, "convergence not recorded for 24 of its 24 runs", 24, 0},
 		},
 		header: fmt.Sprintf("**Verdicts.** Reproduction claims (counted): 5 of 5 reproduced, 0 differ, 0 inconclusive (runs not converged), 0 no data. "+
 			"Not converged (x_converged = 0): 0 of the report's %d done runs, 0 of them read by counted claims. "+
@@ -116,12 +117,12 @@ func TestClaimVerdictsFollowConvergence(t *testing.T) {
 		name:  "all converged",
 		setup: func(t *testing.T, st *results.Store) { setConverged(t, st, "1", 1) },
 		claims: []want{
-			{Reproduced, "", 3, 0},
-			{Reproduced, "", 6, 0},
-			{Reproduced, "", 9, 0},
-			{Reproduced, "", 9, 0},
-			{Reproduced, "convergence not checked", 0, 0},
-			{Reproduced, "", 24, 0},
+			{claims.Reproduced, "", 3, 0},
+			{claims.Reproduced, "", 6, 0},
+			{claims.Reproduced, "", 9, 0},
+			{claims.Reproduced, "", 9, 0},
+			{claims.Reproduced, "convergence not checked", 0, 0},
+			{claims.Reproduced, "", 24, 0},
 		},
 		header: fmt.Sprintf("**Verdicts.** Reproduction claims (counted): 5 of 5 reproduced, 0 differ, 0 inconclusive (runs not converged), 0 no data. "+
 			"Not converged (x_converged = 0): 0 of the report's %d done runs, 0 of them read by counted claims. "+
@@ -130,12 +131,12 @@ func TestClaimVerdictsFollowConvergence(t *testing.T) {
 		name:  "no training (NULL) counts as converged",
 		setup: func(t *testing.T, st *results.Store) { setConverged(t, st, "1", nil) },
 		claims: []want{
-			{Reproduced, "", 3, 0},
-			{Reproduced, "", 6, 0},
-			{Reproduced, "", 9, 0},
-			{Reproduced, "", 9, 0},
-			{Reproduced, "convergence not checked", 0, 0},
-			{Reproduced, "", 24, 0},
+			{claims.Reproduced, "", 3, 0},
+			{claims.Reproduced, "", 6, 0},
+			{claims.Reproduced, "", 9, 0},
+			{claims.Reproduced, "", 9, 0},
+			{claims.Reproduced, "convergence not checked", 0, 0},
+			{claims.Reproduced, "", 24, 0},
 		},
 		header: fmt.Sprintf("Not converged (x_converged = 0): 0 of the report's %d done runs, 0 of them read by counted claims.", fixtureDoneFull),
 	}, {
@@ -145,12 +146,12 @@ func TestClaimVerdictsFollowConvergence(t *testing.T) {
 			setConverged(t, st, sgprConcrete1, 0)
 		},
 		claims: []want{
-			{Inconclusive, "1 of its 3 runs did not converge (the number alone: reproduced)", 3, 1},
-			{Reproduced, "", 6, 0},
-			{Inconclusive, "1 of its 9 runs did not converge (the number alone: reproduced)", 9, 1},
-			{Reproduced, "", 9, 0},
-			{Reproduced, "convergence not checked", 0, 0}, // reads the run too, but cannot know it
-			{Reproduced, "", 24, 0},
+			{claims.Inconclusive, "1 of its 3 runs did not converge (the number alone: reproduced)", 3, 1},
+			{claims.Reproduced, "", 6, 0},
+			{claims.Inconclusive, "1 of its 9 runs did not converge (the number alone: reproduced)", 9, 1},
+			{claims.Reproduced, "", 9, 0},
+			{claims.Reproduced, "convergence not checked", 0, 0}, // reads the run too, but cannot know it
+			{claims.Reproduced, "", 24, 0},
 		},
 		header: fmt.Sprintf("**Verdicts.** Reproduction claims (counted): 3 of 5 reproduced, 0 differ, 2 inconclusive (runs not converged), 0 no data. "+
 			"Not converged (x_converged = 0): 1 of the report's %d done runs, 1 of them read by counted claims.", fixtureDoneFull),
@@ -161,12 +162,12 @@ func TestClaimVerdictsFollowConvergence(t *testing.T) {
 			setConverged(t, st, "grid = 'fig3' AND method = 'vof' AND split = 0", 0)
 		},
 		claims: []want{
-			{Reproduced, "", 3, 0},
-			{Reproduced, "", 6, 0},
-			{Reproduced, "", 9, 0},
-			{Reproduced, "", 9, 0},
-			{Reproduced, "convergence not checked", 0, 0},
-			{Inconclusive, "8 of its 24 runs did not converge (the number alone: reproduced)", 24, 8},
+			{claims.Reproduced, "", 3, 0},
+			{claims.Reproduced, "", 6, 0},
+			{claims.Reproduced, "", 9, 0},
+			{claims.Reproduced, "", 9, 0},
+			{claims.Reproduced, "convergence not checked", 0, 0},
+			{claims.Inconclusive, "8 of its 24 runs did not converge (the number alone: reproduced)", 24, 8},
 		},
 		header: fmt.Sprintf("**Verdicts.** Reproduction claims (counted): 5 of 5 reproduced, 0 differ, 0 inconclusive (runs not converged), 0 no data. "+
 			"Not converged (x_converged = 0): 8 of the report's %d done runs, 0 of them read by counted claims.", fixtureDoneFull),
@@ -194,7 +195,7 @@ func TestClaimVerdictsFollowConvergence(t *testing.T) {
 					t.Errorf("claim %d (%s): %s (%s), %d runs, %d unconverged; want %s (%s), %d, %d",
 						i+1, r.Text, r.Verdict, r.Detail, r.Runs, len(r.Unconverged), w.verdict, w.detail, w.runs, w.unconverged)
 				}
-				if r.Verdict == Inconclusive && (r.Computed != Reproduced || math.IsNaN(r.Value)) {
+				if r.Verdict == claims.Inconclusive && (r.Computed != claims.Reproduced || math.IsNaN(r.Value)) {
 					t.Errorf("claim %d: inconclusive keeps its number and the verdict it alone gives: %v, %q", i+1, r.Value, r.Computed)
 				}
 			}
@@ -276,8 +277,8 @@ func TestClaimRunsQueryError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := evalClaim(spec.Claims[0], reporttest.Store(t), "full", false)
-	if r.Verdict != QueryError || !strings.Contains(r.Detail, "runs_query") {
+	r := spec.Claims[0].Eval(reporttest.Store(t), "full", false)
+	if r.Verdict != claims.QueryError || !strings.Contains(r.Detail, "runs_query") {
 		t.Errorf("verdict %s (%s), want a query error naming runs_query", r.Verdict, r.Detail)
 	}
 }

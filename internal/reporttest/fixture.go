@@ -249,3 +249,119 @@ func Store(t testing.TB) *results.Store {
 	}
 	return st
 }
+
+// ClaimFormConfig has declarative claims of every basic form (a mean, a
+// ratio of medians, a difference with parameter filters, a grid stored as
+// experiment/grid, a count, per-group reductions, a derived metric).
+const ClaimFormConfig = `
+name = "demo"
+[[grid]]
+name = "uci"
+[[grid]]
+name = "fig3"
+[[grid]]
+name = "sweep"
+
+[[report.derive]]
+name = "x_double_rmse"
+query = "SELECT run_id, 2 * value FROM metrics WHERE name = 'rmse'"
+
+[[claim]]
+text = "mean"
+metric = "rmse"
+where = { grid = "uci", method = "sgpr", dataset = "concrete" }
+expect = "> 0"
+
+[[claim]]
+text = "ratio of medians"
+metric = "rmse"
+aggregate = "median"
+where = { grid = "uci", dataset = "energy" }
+ratio = [{ method = "svgp" }, { method = "sgpr" }]
+expect = "> 0"
+
+[[claim]]
+text = "difference, parameter filters, per-side metric"
+where = { grid = "fig3", dataset = "gp-sample", method = "vof" }
+difference = [{ metric = "elbo", num_inducing = 80 }, { metric = "elbo", num_inducing = [10, 20], aggregate = "max" }]
+expect = "> 0"
+
+[[claim]]
+text = "grid stored as experiment/grid, float parameter"
+metric = "rmse"
+aggregate = "min"
+where = { grid = "sweep", lengthscale = 0.3, num_inducing = 64 }
+expect = "> 0"
+kind = "sanity"
+
+[[claim]]
+text = "only finished runs count"
+aggregate = "count"
+where = { grid = "uci", method = "svgp", dataset = "yacht" }
+expect = "= 0"
+
+[[claim]]
+text = "per-M means, smallest across M, over two parameter names"
+metric = "elbo"
+where = { grid = "fig3", dataset = "gp-sample", method = "vof" }
+per = ["num_inducing", "lengthscale"]
+across = "min"
+expect = "< 0"
+
+[[claim]]
+text = "derived metric"
+metric = "x_double_rmse"
+where = { grid = "uci", method = "sgpr", dataset = "concrete", split = [0, 2] }
+expect = "> 0"
+`
+
+// DeriveConfig derives metrics and parameters ([[report.derive]]) and draws
+// them.
+const DeriveConfig = `
+name = "demo"
+[[grid]]
+name = "fig3"
+[[grid]]
+name = "sweep"
+
+[[report.derive]]
+name = "x_gap"
+doc = "elbo minus 1000 times rmse"
+query = "SELECT run_id, SUM(CASE metric WHEN 'elbo' THEN value ELSE -1000*value END) FROM run_metrics WHERE metric IN ('elbo', 'rmse') GROUP BY run_id"
+
+[[report.derive]]
+name = "x_time_norm"
+query = """
+SELECT run_id, value / MAX(value) OVER (PARTITION BY dataset)
+FROM run_metrics WHERE metric = 'train_seconds'"""
+
+[[report.derive]]
+name = "log_m"
+as = "param"
+digits = 2
+query = "SELECT run_id, num / 3.0 FROM run_params_v WHERE param = 'num_inducing'"
+
+[[report.derive]]
+name = "variant"
+as = "param"
+query = "SELECT id, method || '-' || dataset FROM runs"
+
+[[figure]]
+name = "fig-derived"
+title = "derived gap against normalised time"
+kind = "line"
+grid = "fig3"
+x = "metric:x_time_norm"
+y = "metric:x_gap"
+series = "method"
+panels = "dataset"
+
+[[figure]]
+name = "heat-derived"
+title = "rmse over a derived category"
+kind = "heatmap"
+grid = "sweep"
+x = "param:log_m"
+y = "param:lengthscale"
+z = "metric:rmse"
+`

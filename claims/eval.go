@@ -1,4 +1,4 @@
-package report
+package claims
 
 import (
 	"fmt"
@@ -22,8 +22,8 @@ const (
 	QueryError   = "error"   // the query failed
 )
 
-// ClaimResult is the verdict on one claim.
-type ClaimResult struct {
+// Result is the verdict on one claim.
+type Result struct {
 	Text    string
 	Paper   string
 	Expect  string
@@ -107,18 +107,18 @@ func (e expectation) holds(v float64) bool {
 	return false
 }
 
-// querier is the part of results.Store that claims need.
-type querier interface {
+// Querier is the part of results.Store that claims need.
+type Querier interface {
 	Query(sql string, args ...any) ([]string, [][]any, error)
 }
 
-// evalClaim runs the claim's query and judges the number it returns. With
+// Eval runs the claim's query and judges the number it returns. With
 // subset, q holds exactly the runs the report uses (the expected runs of the
 // profile, some of which may be full-profile runs the profile shares), and
 // the query sees all of them; otherwise it sees the profile's runs only.
-func evalClaim(c ClaimSpec, q querier, profile string, subset bool) ClaimResult {
-	r := ClaimResult{Text: c.Text, Paper: c.Paper, Expect: c.Expect, Value: math.NaN()}
-	sql := scopedQuery(c.Query, profile, subset)
+func (c Claim) Eval(q Querier, profile string, subset bool) Result {
+	r := Result{Text: c.Text, Paper: c.Paper, Expect: c.Expect, Value: math.NaN()}
+	sql := scopedQuery(c.SQL, profile, subset)
 	_, rows, err := q.Query(sql)
 	if err != nil {
 		r.Verdict, r.Detail = QueryError, err.Error()
@@ -161,12 +161,12 @@ func evalClaim(c ClaimSpec, q querier, profile string, subset bool) ClaimResult 
 // missing x_converged (a database from before it) is noted, as is a raw
 // query that declares no runs; neither changes the verdict. NULL (a run
 // without training) counts as converged.
-func judgeConvergence(c ClaimSpec, q querier, profile string, subset bool, r *ClaimResult) {
-	if c.runs == "" {
+func judgeConvergence(c Claim, q Querier, profile string, subset bool, r *Result) {
+	if c.Runs == "" {
 		r.Detail = "convergence not checked (the query declares no runs: runs_where or runs_query)"
 		return
 	}
-	_, rows, err := q.Query(scopedQuery(convergenceQuery(c.runs), profile, subset))
+	_, rows, err := q.Query(scopedQuery(ConvergenceQuery(c.Runs), profile, subset))
 	if err != nil {
 		r.Verdict, r.Detail = QueryError, "the claim's runs (runs_where / runs_query): "+err.Error()
 		return
@@ -194,18 +194,15 @@ func judgeConvergence(c ClaimSpec, q querier, profile string, subset bool, r *Cl
 	}
 }
 
-// convergenceQuery lists the finished runs among those runs (SQL returning
+// ConvergenceQuery lists the finished runs among those runs (SQL returning
 // run ids) selects, with their x_converged and whether it is stored.
-func convergenceQuery(runs string) string {
+func ConvergenceQuery(runs string) string {
 	return "WITH claim_runs(id) AS (" + runs + ") " +
 		"SELECT r.id, c.value, c.run_id IS NOT NULL FROM runs r " +
 		"LEFT JOIN metrics c ON c.run_id = r.id AND c.name = " + sqlQuote(results.ConvergedMetric) + " " +
 		"WHERE r.status = 'done' AND r.id IN (SELECT id FROM claim_runs) ORDER BY r.id"
 }
 
-// profileScoped shadows the runs table and the views with common table
-// expressions restricted to the report's profile, so a claim never mixes
-// quick and full runs.
 // scopedQuery substitutes {profile} in query and, unless subset (the
 // database holds only the report's runs already), limits it to the runs of
 // profile.
@@ -217,6 +214,9 @@ func scopedQuery(query, profile string, subset bool) string {
 	return profileScoped(query, profile)
 }
 
+// profileScoped shadows the runs table and the views with common table
+// expressions restricted to the report's profile, so a claim never mixes
+// quick and full runs.
 func profileScoped(query, profile string) string {
 	cond := "profile = " + sqlQuote(profile)
 	if profile == "full" {
@@ -237,3 +237,35 @@ func profileScoped(query, profile string) string {
 }
 
 func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// RunConvergence counts a report's finished runs by their x_converged.
+type RunConvergence struct {
+	Done        int // finished runs of the config's grids
+	Unconverged int // stored with x_converged = 0
+	Unrecorded  int // without x_converged (stored before it existed)
+}
+
+// Convergence counts the finished runs of the grids (of config
+// experiment; all runs when there are none) in the report's profile (all
+// of q's runs when subset: q holds exactly the report's runs).
+func Convergence(q Querier, experiment string, grids []string, profile string, subset bool) (RunConvergence, error) {
+	sql := "SELECT COUNT(*), COALESCE(SUM(CASE WHEN c.value = 0 THEN 1 ELSE 0 END), 0), " +
+		"COALESCE(SUM(CASE WHEN c.run_id IS NULL THEN 1 ELSE 0 END), 0) FROM runs r " +
+		"LEFT JOIN metrics c ON c.run_id = r.id AND c.name = " + sqlQuote(results.ConvergedMetric) +
+		" WHERE r.status = 'done'"
+	if len(grids) > 0 {
+		var gs []string
+		for _, g := range grids {
+			gs = append(gs, sqlQuote(g), sqlQuote(experiment+"/"+g))
+		}
+		sql += " AND r.grid IN (" + strings.Join(gs, ", ") + ")"
+	}
+	_, rows, err := q.Query(scopedQuery(sql, profile, subset))
+	if err != nil {
+		return RunConvergence{}, fmt.Errorf("claims: convergence of the report's runs: %w", err)
+	}
+	if len(rows) != 1 || len(rows[0]) != 3 {
+		return RunConvergence{}, fmt.Errorf("claims: convergence of the report's runs: unexpected result %v", rows)
+	}
+	return RunConvergence{Done: int(anyconv.Int64(rows[0][0])), Unconverged: int(anyconv.Int64(rows[0][1])), Unrecorded: int(anyconv.Int64(rows[0][2]))}, nil
+}

@@ -1,80 +1,62 @@
-package report
+package claims
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/BurntSushi/toml"
 
 	"sgplab/internal/reporttest"
 	"sgplab/results"
 )
 
-const claimFormConfig = `
-name = "demo"
-[[grid]]
-name = "uci"
-[[grid]]
-name = "fig3"
-[[grid]]
-name = "sweep"
+// config is the part of a paper config that claims read.
+type config struct {
+	Name   string `toml:"name"`
+	Claims []Spec `toml:"claim"`
+	Report struct {
+		Derive []Derive `toml:"derive"`
+	} `toml:"report"`
+}
 
-[[report.derive]]
-name = "x_double_rmse"
-query = "SELECT run_id, 2 * value FROM metrics WHERE name = 'rmse'"
+// parsed are a config's compiled claims and its derived values.
+type parsed struct {
+	Claims []Claim
+	Derive []Derive
+}
 
-[[claim]]
-text = "mean"
-metric = "rmse"
-where = { grid = "uci", method = "sgpr", dataset = "concrete" }
-expect = "> 0"
-
-[[claim]]
-text = "ratio of medians"
-metric = "rmse"
-aggregate = "median"
-where = { grid = "uci", dataset = "energy" }
-ratio = [{ method = "svgp" }, { method = "sgpr" }]
-expect = "> 0"
-
-[[claim]]
-text = "difference, parameter filters, per-side metric"
-where = { grid = "fig3", dataset = "gp-sample", method = "vof" }
-difference = [{ metric = "elbo", num_inducing = 80 }, { metric = "elbo", num_inducing = [10, 20], aggregate = "max" }]
-expect = "> 0"
-
-[[claim]]
-text = "grid stored as experiment/grid, float parameter"
-metric = "rmse"
-aggregate = "min"
-where = { grid = "sweep", lengthscale = 0.3, num_inducing = 64 }
-expect = "> 0"
-kind = "sanity"
-
-[[claim]]
-text = "only finished runs count"
-aggregate = "count"
-where = { grid = "uci", method = "svgp", dataset = "yacht" }
-expect = "= 0"
-
-[[claim]]
-text = "per-M means, smallest across M, over two parameter names"
-metric = "elbo"
-where = { grid = "fig3", dataset = "gp-sample", method = "vof" }
-per = ["num_inducing", "lengthscale"]
-across = "min"
-expect = "< 0"
-
-[[claim]]
-text = "derived metric"
-metric = "x_double_rmse"
-where = { grid = "uci", method = "sgpr", dataset = "concrete", split = [0, 2] }
-expect = "> 0"
-`
+// parseClaims checks and compiles a config's claims as report.Parse does
+// (which adds file:line to each problem), returning every problem found.
+func parseClaims(name, src string) (parsed, error) {
+	var c config
+	if _, err := toml.Decode(src, &c); err != nil {
+		return parsed{}, fmt.Errorf("%s: %w", name, err)
+	}
+	var errs []error
+	for _, e := range CheckDerived(c.Report.Derive) {
+		errs = append(errs, fmt.Errorf("report.derive%s: %s", e.Key, e.Msg))
+	}
+	p := parsed{Derive: c.Report.Derive}
+	for i := range c.Claims {
+		for _, e := range c.Claims[i].Check() {
+			errs = append(errs, fmt.Errorf("claim[%d]%s: %s", i, e.Key, e.Msg))
+		}
+		cl, fes := Compile(c.Claims[i], c.Name, c.Report.Derive)
+		for _, e := range fes {
+			errs = append(errs, fmt.Errorf("claim[%d]%s: %s", i, e.Key, e.Msg))
+		}
+		p.Claims = append(p.Claims, cl)
+	}
+	return p, errors.Join(errs...)
+}
 
 func TestDeclarativeClaims(t *testing.T) {
-	spec, err := Parse("claims.toml", claimFormConfig)
+	spec, err := parseClaims("claims.toml", reporttest.ClaimFormConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,20 +74,20 @@ func TestDeclarativeClaims(t *testing.T) {
 		(2*reporttest.RMSE("sgpr", "concrete", 0) + 2*reporttest.RMSE("sgpr", "concrete", 2)) / 2,
 	}
 	for i, c := range spec.Claims {
-		r := evalClaim(c, st, "full", false)
+		r := c.Eval(st, "full", false)
 		if r.Verdict != Reproduced {
-			t.Errorf("claim %q: verdict %s (%s)\n%s", c.Text, r.Verdict, r.Detail, c.Query)
+			t.Errorf("claim %q: verdict %s (%s)\n%s", c.Text, r.Verdict, r.Detail, c.SQL)
 			continue
 		}
 		if math.Abs(r.Value-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
-			t.Errorf("claim %q = %.15g, want %.15g\n%s", c.Text, r.Value, want[i], c.Query)
+			t.Errorf("claim %q = %.15g, want %.15g\n%s", c.Text, r.Value, want[i], c.SQL)
 		}
 	}
 	if spec.Claims[3].Kind != "sanity" || spec.Claims[0].Kind != "reproduction" {
 		t.Errorf("kinds %q, %q", spec.Claims[3].Kind, spec.Claims[0].Kind)
 	}
 	// The quick profile sees its own runs only (+100 on every RMSE).
-	if r := evalClaim(spec.Claims[0], st, "quick", false); math.Abs(r.Value-want[0]-100) > 1e-9 {
+	if r := spec.Claims[0].Eval(st, "quick", false); math.Abs(r.Value-want[0]-100) > 1e-9 {
 		t.Errorf("quick profile: %v, want %v", r.Value, want[0]+100)
 	}
 }
@@ -124,7 +106,7 @@ func TestDeclarativeClaimErrors(t *testing.T) {
 		{"metric = \"rmse\"\nacross = \"min\"", "needs per"},
 	}
 	for _, c := range cases {
-		_, err := Parse("bad.toml", head+c.body)
+		_, err := parseClaims("bad.toml", head+c.body)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want it to mention %q", c.body, err, c.want)
 		}
@@ -336,7 +318,7 @@ expect = "> 0"
 `
 
 func TestDeclarativeClaimConstructs(t *testing.T) {
-	spec, err := Parse("claims.toml", claimConstructsConfig)
+	spec, err := parseClaims("claims.toml", claimConstructsConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,19 +384,19 @@ func TestDeclarativeClaimConstructs(t *testing.T) {
 		t.Fatalf("%d claims, %d expected values", len(spec.Claims), len(want))
 	}
 	for i, c := range spec.Claims {
-		r := evalClaim(c, st, "full", false)
+		r := c.Eval(st, "full", false)
 		if math.IsNaN(want[i]) {
 			if r.Verdict != NoData {
-				t.Errorf("claim %q: verdict %s (%v), want no data\n%s", c.Text, r.Verdict, r.Value, c.Query)
+				t.Errorf("claim %q: verdict %s (%v), want no data\n%s", c.Text, r.Verdict, r.Value, c.SQL)
 			}
 			continue
 		}
 		if r.Verdict == NoData || r.Verdict == QueryError {
-			t.Errorf("claim %q: verdict %s (%s)\n%s", c.Text, r.Verdict, r.Detail, c.Query)
+			t.Errorf("claim %q: verdict %s (%s)\n%s", c.Text, r.Verdict, r.Detail, c.SQL)
 			continue
 		}
 		if math.Abs(r.Value-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
-			t.Errorf("claim %q = %.15g, want %.15g\n%s", c.Text, r.Value, want[i], c.Query)
+			t.Errorf("claim %q = %.15g, want %.15g\n%s", c.Text, r.Value, want[i], c.SQL)
 		}
 	}
 }
@@ -424,7 +406,6 @@ func TestDeclarativeClaimConstructErrors(t *testing.T) {
 		"[[report.derive]]\nname = \"x_log_rmse\"\ntransform = \"log10\"\nquery = \"SELECT run_id, value FROM metrics WHERE name = 'rmse'\"\n" +
 		"[[report.derive]]\nname = \"w\"\nas = \"param\"\nquery = \"SELECT run_id, num FROM run_params WHERE name = 'width'\"\n" +
 		"[[claim]]\ntext = \"x\"\nexpect = \"> 0\"\n"
-	const claimLine = "bad.toml:12:" // the [[claim]] header
 	cases := []struct{ body, want string }{
 		{"metric = \"rmse\"\nwhere = { num_inducing = \"<= abc\" }", "filter num_inducing: cannot read range \"<= abc\""},
 		{"metric = \"rmse\"\nwhere = { grid = \"<= 3\" }", "filter grid: want names"},
@@ -456,9 +437,9 @@ func TestDeclarativeClaimConstructErrors(t *testing.T) {
 		{"metric = \"t\"\nper = [\"m\"]\nratio = [{ reach = 3 }, {}]", "reach: want { metric"},
 	}
 	for _, c := range cases {
-		_, err := Parse("bad.toml", head+c.body)
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), claimLine) {
-			t.Errorf("%q: error %v, want %s… mentioning %q", c.body, err, claimLine, c.want)
+		_, err := parseClaims("bad.toml", head+c.body)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want it to mention %q", c.body, err, c.want)
 		}
 	}
 }
@@ -477,26 +458,30 @@ func TestPaperConfigClaimsCompile(t *testing.T) {
 	}
 	defer st.Close()
 	for _, p := range paths {
-		spec, err := Load(p)
+		src, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range spec.Report.Derive {
+		spec, err := parseClaims(p, string(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range spec.Derive {
 			if _, _, err := st.Query(scopedQuery(d.Query, "quick", false)); err != nil {
 				t.Errorf("%s: derived %s: %v", filepath.Base(p), d.Name, err)
 			}
 		}
 		for i, c := range spec.Claims {
 			for _, profile := range []string{"quick", "full"} {
-				if r := evalClaim(c, st, profile, false); r.Verdict == QueryError {
-					t.Errorf("%s: claim %d (%s profile): %s\n%s", filepath.Base(p), i+1, profile, r.Detail, c.Query)
+				if r := c.Eval(st, profile, false); r.Verdict == QueryError {
+					t.Errorf("%s: claim %d (%s profile): %s\n%s", filepath.Base(p), i+1, profile, r.Detail, c.SQL)
 				}
-				if c.runs == "" {
+				if c.Runs == "" {
 					continue
 				}
 				// The query of the claim's runs, which a report runs only on a judged claim.
-				if _, _, err := st.Query(scopedQuery(convergenceQuery(c.runs), profile, false)); err != nil {
-					t.Errorf("%s: claim %d (%s profile), its runs: %v\n%s", filepath.Base(p), i+1, profile, err, c.runs)
+				if _, _, err := st.Query(scopedQuery(ConvergenceQuery(c.Runs), profile, false)); err != nil {
+					t.Errorf("%s: claim %d (%s profile), its runs: %v\n%s", filepath.Base(p), i+1, profile, err, c.Runs)
 				}
 			}
 		}

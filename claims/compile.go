@@ -1,96 +1,27 @@
-package report
+package claims
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// A declarative claim names what to measure instead of spelling out SQL:
-//
-//	[[claim]]
-//	text = "Fig. 2: a too small degrades the fit — test RMSE ratio VOF/exact"
-//	expect = "> 1.5"
-//	metric = "rmse"                          # metric or derived metric
-//	aggregate = "mean"                       # mean | median | min | max | sum | count
-//	per = ["num_features"]                   # optional: aggregate within each value of these
-//	across = "min"                           # parameters, then reduce the groups (default max)
-//	where = { grid = ["fig2", "fig2-exact"] }  # filters shared by both sides
-//	ratio = [                                # or difference = [A, B]; neither: one selection
-//	  { method = "vof-trig", a = 3.0, covariance = "dense" },
-//	  { method = "gpr" },
-//	]
-//
-// Filter keys are the run columns grid, method, dataset, split and seed, a
-// parameter name (optionally written param:NAME, dataset parameters as
-// dataset.NAME; a [[report.derive]] parameter computed in SQL, such as a
-// product of parameters, is filtered by its unrounded value), or
-// metric:NAME (a stored or derived metric of the run). A value may be a
-// list (any of them), "" matches runs without the parameter, and a string in
-// the syntax of expect is a range on the numeric value:
-//
-//	where = { eps_w = "<= 0.96", bandwidth = ">= 1.5", "metric:x_abs_gap" = "< 1e-3" }
-//	where = { eps_w = "= 0.95 ± 0.01", split = "in [0, 2]" }
-//
-// A number matches a stored parameter to 1e-9 relative and a derived one to
-// the derivation's digits. A range compares the parameter's numeric value;
-// a list-valued parameter (eps = [0.007]) has none, so derive a number from
-// it (SQL in [[report.derive]]) and filter on that. A side may set its own metric, aggregate, per,
-// across and filters, and may itself be a ratio or difference of two
-// selections (ratio = [{ difference = [A, B] }, { difference = [A, C] }]).
-//
-// per = [keys] groups runs by parameters or run columns (a run lacking a
-// parameter is its own group); the aggregate is taken within each group and
-// across reduces the groups: mean, median, min, max or sum of the group
-// values, count (the number of groups), or at_min / at_max (the value of the
-// group at the smallest / largest per key, e.g. the mean gap at the fewest
-// features). having = "< 1e-3" keeps only the groups whose value satisfies
-// it ("how many panels reach a gap of 1e-3": per = ["grid"], aggregate =
-// "min", across = "count", having = "< 0.001"). With paired = true the two
-// sides of a ratio or difference are compared within each group — groups
-// matched by the values of their per keys, which may differ in name between
-// the sides — and across reduces these comparisons ("median over M of VFF's
-// gap ÷ IFF's at the same number of frequencies"). min_groups = N gives no
-// data until there are at least N groups (pairs, when paired), counted
-// before having: "VISH beats A-VFF on all 5 datasets" is not judged on 3.
-//
-// reach compares the two sides at a level of quality both attain, as in
-// "SGPR ÷ IFF training time to reach the same gap":
-//
-//	metric = "train_seconds"
-//	aggregate = "median"                            # per configuration
-//	per = ["freqs_per_dim", "num_inducing"]
-//	reach = { metric = "x_gap_per_n", times = 1.5 }  # or plus = 0.02
-//	ratio = [{ method = "sgpr" }, { method = "iff" }]
-//
-// Each side's groups (configurations) get their aggregate of metric and their
-// reach.aggregate (default mean) of reach.metric, lower being better; the
-// level is the larger of the two sides' smallest such values, × times (or
-// + plus); each side's number is the smallest (across = "min", the default,
-// or "max") metric among its groups at or below the level. Groups of single
-// runs (per = [..., "split", "seed"]) compare runs rather than
-// configurations.
-//
-// Only finished runs of the report's profile are seen. The claim compiles to
-// one SQL query (written to claims.sql beside index.md) and to the query of
-// the runs its selections read, whose convergence decides whether the
-// verdict is inconclusive (claim.go); query = "..." remains for what this
-// form cannot say, with runs_where or runs_query declaring its runs.
+// aggregates are the aggregates of a declarative selection.
+var aggregates = []string{"mean", "median", "min", "max", "sum", "count"}
 
-// claimAggregates are the aggregates of a declarative selection.
-var claimAggregates = []string{"mean", "median", "min", "max", "sum", "count"}
-
-// claimAcross are the reductions across the groups of per.
-var claimAcross = []string{"mean", "median", "min", "max", "sum", "count", "at_min", "at_max"}
+// acrossReductions are the reductions across the groups of per.
+var acrossReductions = []string{"mean", "median", "min", "max", "sum", "count", "at_min", "at_max"}
 
 // runColumns are the filter and per keys that are columns of the runs table.
 var runColumns = []string{"grid", "method", "dataset", "split", "seed"}
 
-// claimSelection is a declarative claim or one side of its ratio or
+// selection is a declarative claim or one side of its ratio or
 // difference: runs reduced to one number, or two selections combined.
-type claimSelection struct {
+type selection struct {
 	metric    string
 	aggregate string
 	per       []string // keys to group by before reducing across groups
@@ -98,28 +29,22 @@ type claimSelection struct {
 	having    string // condition on each group's value
 	paired    bool   // combine the sides within each group of per
 	minGroups int    // no data with fewer groups than this
-	reach     *claimReach
+	reach     *reachSpec
 	filters   map[string]any
 
 	op    string // "" (a leaf), " / " or " - "
-	sides []claimSelection
+	sides []selection
 }
 
-// declarative reports whether the claim uses the declarative form.
-func (c *ClaimSpec) declarative() bool {
-	return c.Metric != "" || c.Aggregate != "" || len(c.Where) > 0 || len(c.Ratio) > 0 || len(c.Difference) > 0 ||
-		len(c.Per) > 0 || c.Across != "" || c.Having != "" || c.Paired || c.Reach != nil || c.MinGroups != 0
+// derivedSet are a config's derived values as far as claims can use them.
+type derivedSet struct {
+	metrics     map[string]string  // SQL-only derived metrics: name → query
+	params      map[string]*Derive // SQL-only derived parameters
+	transformed map[string]string  // derived in Go: name → transform
 }
 
-// claimDerived are a config's derived values as far as claims can use them.
-type claimDerived struct {
-	metrics     map[string]string      // SQL-only derived metrics: name → query
-	params      map[string]*DeriveSpec // SQL-only derived parameters
-	transformed map[string]string      // derived in Go: name → transform
-}
-
-func newClaimDerived(ds []DeriveSpec) claimDerived {
-	d := claimDerived{metrics: map[string]string{}, params: map[string]*DeriveSpec{}, transformed: map[string]string{}}
+func newDerivedSet(ds []Derive) derivedSet {
+	d := derivedSet{metrics: map[string]string{}, params: map[string]*Derive{}, transformed: map[string]string{}}
 	for i := range ds {
 		s := &ds[i]
 		switch {
@@ -134,13 +59,13 @@ func newClaimDerived(ds []DeriveSpec) claimDerived {
 	return d
 }
 
-// compileClaim turns a declarative claim into SQL returning one number,
+// compileDeclarative turns a declarative claim into SQL returning one number,
 // and SQL returning the ids of the runs it reads (every selection's runs,
 // before having and reach choose among their groups), from which the
 // report judges whether the claim's fits converged. experiment is the
 // config's name (grids are stored as NAME or experiment/NAME).
-func compileClaim(c ClaimSpec, experiment string, derived []DeriveSpec) (query, runs string, err error) {
-	base := claimSelection{metric: c.Metric, aggregate: c.Aggregate, per: c.Per, across: c.Across,
+func compileDeclarative(c Spec, experiment string, derived []Derive) (query, runs string, err error) {
+	base := selection{metric: c.Metric, aggregate: c.Aggregate, per: c.Per, across: c.Across,
 		having: c.Having, paired: c.Paired, minGroups: c.MinGroups, filters: map[string]any{}}
 	if c.Reach != nil {
 		r, err := parseReach(c.Reach)
@@ -156,7 +81,7 @@ func compileClaim(c ClaimSpec, experiment string, derived []DeriveSpec) (query, 
 	if err != nil {
 		return "", "", err
 	}
-	cc := newClaimCompiler(experiment, derived)
+	cc := newCompiler(experiment, derived)
 	expr, err := cc.scalar(root)
 	if err != nil {
 		return "", "", err
@@ -167,30 +92,30 @@ func compileClaim(c ClaimSpec, experiment string, derived []DeriveSpec) (query, 
 // compileRunsWhere is the SQL returning the ids of the finished runs that
 // match filters (the syntax of a claim's where): the runs a raw-SQL claim
 // declares it reads (runs_where).
-func compileRunsWhere(filters map[string]any, experiment string, derived []DeriveSpec) (string, error) {
+func compileRunsWhere(filters map[string]any, experiment string, derived []Derive) (string, error) {
 	if len(filters) == 0 {
 		return "", fmt.Errorf("runs_where is empty; give the filters of the runs the query reads, e.g. { grid = [\"a\", \"b\"] }")
 	}
-	cc := newClaimCompiler(experiment, derived)
-	s := claimSelection{filters: filters}
+	cc := newCompiler(experiment, derived)
+	s := selection{filters: filters}
 	if _, _, _, err := cc.selectFrom(s); err != nil {
 		return "", err
 	}
 	return cc.runsSQL(), nil
 }
 
-func newClaimCompiler(experiment string, derived []DeriveSpec) *claimCompiler {
-	return &claimCompiler{experiment: experiment, derived: newClaimDerived(derived), ctes: map[string]string{}}
+func newCompiler(experiment string, derived []Derive) *compiler {
+	return &compiler{experiment: experiment, derived: newDerivedSet(derived), ctes: map[string]string{}}
 }
 
 // withCTEs prefixes query with the derived values it uses.
-func (cc *claimCompiler) withCTEs(query string) string {
+func (cc *compiler) withCTEs(query string) string {
 	if len(cc.ctes) == 0 {
 		return query
 	}
 	var b strings.Builder
 	b.WriteString("WITH ")
-	for i, name := range sortedKeys(cc.ctes) {
+	for i, name := range slices.Sorted(maps.Keys(cc.ctes)) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -202,13 +127,13 @@ func (cc *claimCompiler) withCTEs(query string) string {
 
 // runsSQL is the union of the selections compiled so far: the ids of the
 // runs they read.
-func (cc *claimCompiler) runsSQL() string {
+func (cc *compiler) runsSQL() string {
 	return cc.withCTEs(strings.Join(cc.runs, " UNION "))
 }
 
 // buildSelection completes s (settings inherited from above) with its
 // ratio or difference, checking each level.
-func buildSelection(s claimSelection, ratio, difference []map[string]any) (claimSelection, error) {
+func buildSelection(s selection, ratio, difference []map[string]any) (selection, error) {
 	var sides []map[string]any
 	switch {
 	case len(ratio) > 0 && len(difference) > 0:
@@ -263,8 +188,8 @@ func buildSelection(s claimSelection, ratio, difference []map[string]any) (claim
 
 // child is the selection of one side: s's settings overridden by the side's
 // keys, the rest of which are filters.
-func (s claimSelection) child(side map[string]any) (claimSelection, error) {
-	c := claimSelection{metric: s.metric, aggregate: s.aggregate, per: s.per, across: s.across, having: s.having,
+func (s selection) child(side map[string]any) (selection, error) {
+	c := selection{metric: s.metric, aggregate: s.aggregate, per: s.per, across: s.across, having: s.having,
 		minGroups: s.minGroups, filters: map[string]any{}}
 	if s.paired { // the group comparison and its reduction belong to the pair
 		c.across, c.having, c.minGroups = "", "", 0
@@ -273,7 +198,7 @@ func (s claimSelection) child(side map[string]any) (claimSelection, error) {
 		c.filters[k] = v
 	}
 	var ratio, difference []map[string]any
-	for _, k := range sortedKeys(side) {
+	for _, k := range slices.Sorted(maps.Keys(side)) {
 		v := side[k]
 		switch k {
 		case "per":
@@ -360,12 +285,12 @@ func (s claimSelection) child(side map[string]any) (claimSelection, error) {
 }
 
 // checkLeaf validates the settings of a selection of runs.
-func (s *claimSelection) checkLeaf() error {
+func (s *selection) checkLeaf() error {
 	if s.aggregate == "" {
 		s.aggregate = "mean"
 	}
-	if !contains(claimAggregates, s.aggregate) {
-		return fmt.Errorf("aggregate %q is not one of: %s", s.aggregate, strings.Join(claimAggregates, ", "))
+	if !slices.Contains(aggregates, s.aggregate) {
+		return fmt.Errorf("aggregate %q is not one of: %s", s.aggregate, strings.Join(aggregates, ", "))
 	}
 	if s.metric == "" && s.aggregate != "count" {
 		return fmt.Errorf("a declarative claim needs metric = \"NAME\" (a metric or derived metric), for the claim or each selection")
@@ -374,7 +299,7 @@ func (s *claimSelection) checkLeaf() error {
 }
 
 // checkAcross validates per, across and having of a leaf or a pair.
-func (s *claimSelection) checkAcross(pair bool) error {
+func (s *selection) checkAcross(pair bool) error {
 	if s.minGroups < 0 {
 		return fmt.Errorf("min_groups = %d: want a positive number of groups", s.minGroups)
 	}
@@ -392,8 +317,8 @@ func (s *claimSelection) checkAcross(pair bool) error {
 	if s.across == "" {
 		s.across = "max"
 	}
-	if !contains(claimAcross, s.across) {
-		return fmt.Errorf("across = %q is not one of: %s", s.across, strings.Join(claimAcross, ", "))
+	if !slices.Contains(acrossReductions, s.across) {
+		return fmt.Errorf("across = %q is not one of: %s", s.across, strings.Join(acrossReductions, ", "))
 	}
 	if s.having != "" {
 		if _, err := parseExpect(s.having); err != nil {
@@ -403,17 +328,17 @@ func (s *claimSelection) checkAcross(pair bool) error {
 	return nil
 }
 
-// claimCompiler turns selections into SQL, collecting the derived values
+// compiler turns selections into SQL, collecting the derived values
 // they use as common table expressions.
-type claimCompiler struct {
+type compiler struct {
 	experiment string
-	derived    claimDerived
+	derived    derivedSet
 	ctes       map[string]string
 	runs       []string // one query of run ids per distinct selection
 }
 
 // scalar is the SQL expression of a selection's number.
-func (cc *claimCompiler) scalar(s claimSelection) (string, error) {
+func (cc *compiler) scalar(s selection) (string, error) {
 	if s.op == "" {
 		return cc.leaf(s)
 	}
@@ -457,7 +382,7 @@ func combine(a, op, b string) string {
 }
 
 // leaf is the scalar subquery of a selection of runs.
-func (cc *claimCompiler) leaf(s claimSelection) (string, error) {
+func (cc *compiler) leaf(s selection) (string, error) {
 	if len(s.per) > 0 {
 		g, err := cc.groups(s)
 		if err != nil {
@@ -474,7 +399,7 @@ func (cc *claimCompiler) leaf(s claimSelection) (string, error) {
 
 // selectFrom is the FROM clause, the WHERE conditions and the value column
 // of a selection of runs.
-func (cc *claimCompiler) selectFrom(s claimSelection) (from, conds, val string, err error) {
+func (cc *compiler) selectFrom(s selection) (from, conds, val string, err error) {
 	from, val = "runs r", "1"
 	if s.metric != "" {
 		if t, ok := cc.derived.transformed[s.metric]; ok {
@@ -490,7 +415,7 @@ func (cc *claimCompiler) selectFrom(s claimSelection) (from, conds, val string, 
 		val = "m.value"
 	}
 	cs := []string{"r.status = 'done'"}
-	for _, k := range sortedKeys(s.filters) {
+	for _, k := range slices.Sorted(maps.Keys(s.filters)) {
 		c, err := cc.filter(k, s.filters[k])
 		if err != nil {
 			return "", "", "", err
@@ -498,7 +423,7 @@ func (cc *claimCompiler) selectFrom(s claimSelection) (from, conds, val string, 
 		cs = append(cs, c)
 	}
 	conds = strings.Join(cs, " AND ")
-	if sel := "SELECT r.id AS id FROM " + from + " WHERE " + conds; !contains(cc.runs, sel) {
+	if sel := "SELECT r.id AS id FROM " + from + " WHERE " + conds; !slices.Contains(cc.runs, sel) {
 		cc.runs = append(cc.runs, sel)
 	}
 	return from, conds, val, nil
@@ -506,7 +431,7 @@ func (cc *claimCompiler) selectFrom(s claimSelection) (from, conds, val string, 
 
 // groups is a query of one row per group of s.per: the aggregate v, the
 // group's key grp, and per key i its numeric (n_i) and text (s_i) value.
-func (cc *claimCompiler) groups(s claimSelection) (string, error) {
+func (cc *compiler) groups(s selection) (string, error) {
 	from, conds, val, err := cc.selectFrom(s)
 	if err != nil {
 		return "", err
@@ -515,7 +440,7 @@ func (cc *claimCompiler) groups(s claimSelection) (string, error) {
 	for i, name := range s.per {
 		txt, num := "", "NULL"
 		switch {
-		case contains(runColumns, name):
+		case slices.Contains(runColumns, name):
 			txt = "r." + name
 			if name == "split" || name == "seed" {
 				num = "r." + name
@@ -544,20 +469,20 @@ func (cc *claimCompiler) groups(s claimSelection) (string, error) {
 	return "SELECT " + sqlAgg[s.aggregate] + "(v) AS v, grp, " + out + " FROM (" + grouped + ") GROUP BY grp", nil
 }
 
-// claimReach compares two sides at a level both reach ("time to reach the
+// reachSpec compares two sides at a level both reach ("time to reach the
 // same gap"): a group counts when its aggregate of metric is at most the
 // larger of the two sides' smallest group values, times times plus plus
 // (lower is better: a gap, an NLPD).
-type claimReach struct {
+type reachSpec struct {
 	metric, aggregate string
 	times, plus       float64
 }
 
 var reachKeys = []string{"aggregate", "metric", "plus", "times"}
 
-func parseReach(m map[string]any) (*claimReach, error) {
-	r := &claimReach{aggregate: "mean", times: 1}
-	for _, k := range sortedKeys(m) {
+func parseReach(m map[string]any) (*reachSpec, error) {
+	r := &reachSpec{aggregate: "mean", times: 1}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
 		switch k {
 		case "metric", "aggregate":
@@ -592,7 +517,7 @@ func parseReach(m map[string]any) (*claimReach, error) {
 	switch {
 	case r.metric == "":
 		return nil, fmt.Errorf("reach needs metric = \"NAME\": the quality both sides must reach")
-	case !contains(claimAggregates, r.aggregate) || r.aggregate == "count":
+	case !slices.Contains(aggregates, r.aggregate) || r.aggregate == "count":
 		return nil, fmt.Errorf("reach.aggregate %q is not one of: mean, median, min, max, sum", r.aggregate)
 	case !(r.times > 0) || math.IsInf(r.times, 0) || math.IsNaN(r.plus) || math.IsInf(r.plus, 0):
 		return nil, fmt.Errorf("reach: times must be positive and plus finite, got times = %v, plus = %v", r.times, r.plus)
@@ -602,7 +527,7 @@ func parseReach(m map[string]any) (*claimReach, error) {
 
 // reachSQL is the value of a node with reach: per side the best group value
 // (across) among the groups whose reach metric is at most the level.
-func (cc *claimCompiler) reachSQL(s claimSelection) (string, error) {
+func (cc *compiler) reachSQL(s selection) (string, error) {
 	var sides [2]string
 	for i, side := range s.sides {
 		main, err := cc.groups(side)
@@ -718,7 +643,7 @@ func sqlFloat(x float64) string {
 }
 
 // filter is the condition on run r of one filter key.
-func (cc *claimCompiler) filter(key string, v any) (string, error) {
+func (cc *compiler) filter(key string, v any) (string, error) {
 	vals, err := filterValues(key, v)
 	if err != nil {
 		return "", err
@@ -824,7 +749,7 @@ func valueFilter(key string, vals []any, src, num, text string, tol func(float64
 
 // metricFilter keeps the runs whose metric NAME (stored or derived) is in
 // one of the ranges or equals one of the numbers given.
-func (cc *claimCompiler) metricFilter(key, name string, vals []any) (string, error) {
+func (cc *compiler) metricFilter(key, name string, vals []any) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("filter %q: empty metric name", key)
 	}
@@ -910,8 +835,3 @@ func sqlIdent(s string) string {
 	}
 	return b.String()
 }
-
-// claimKinds are the kinds of claim: only reproduction claims are counted.
-// A sanity check holds by theory or by construction; a diagnostic checks our
-// own setup (did the optimiser converge, where does a floor come from).
-var claimKinds = []string{"reproduction", "sanity", "diagnostic"}

@@ -1,8 +1,10 @@
-package report
+package claims
 
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,7 +12,7 @@ import (
 	"sgplab/results"
 )
 
-// DeriveSpec is one [[report.derive]]: a per-run value computed at report
+// Derive is one [[report.derive]]: a per-run value computed at report
 // time by SQL over the whole results database, for quantities that combine
 // several metrics or several runs — a gap between two objectives, a time
 // normalised by the slowest run of a panel, the exact log marginal
@@ -21,7 +23,7 @@ import (
 // run_params_v tables seen by the query hold only that profile's runs.
 // Derivations are applied in order after the runs are loaded; a run the
 // query returns no row for simply lacks the value.
-type DeriveSpec struct {
+type Derive struct {
 	// Name is the metric (results extension name, "x_…") or parameter it
 	// defines.
 	Name string `toml:"name"`
@@ -64,21 +66,23 @@ func transformValue(name string, v float64) float64 {
 	return v
 }
 
-func (s *Spec) validateDerive(loc *locator) []error {
-	var errs []error
+// CheckDerived validates a config's derived values, setting the default
+// as = "metric"; a FieldError's key is "[i]" and the key below it.
+func CheckDerived(ds []Derive) []FieldError {
+	var errs []FieldError
 	seen := map[string]bool{}
-	for i := range s.Report.Derive {
-		d := &s.Report.Derive[i]
-		p := fmt.Sprintf("report.derive[%d]", i)
+	for i := range ds {
+		d := &ds[i]
+		p := fmt.Sprintf("[%d]", i)
 		bad := func(key, format string, args ...any) {
-			errs = append(errs, fmt.Errorf("%s: %s", loc.at(p+key), fmt.Sprintf(format, args...)))
+			errs = append(errs, fieldErr(p+key, format, args...))
 		}
 		if d.As == "" {
 			d.As = "metric"
 		}
 		switch {
-		case !contains(deriveKinds, d.As):
-			bad(".as", "unknown as = %q; valid: %s", d.As, list(deriveKinds))
+		case !slices.Contains(deriveKinds, d.As):
+			bad(".as", "unknown as = %q; valid: %s", d.As, strings.Join(deriveKinds, ", "))
 		case d.Name == "":
 			bad("", "a derived value needs a name")
 		case d.As == "metric" && !strings.HasPrefix(d.Name, results.ExtensionPrefix):
@@ -87,7 +91,7 @@ func (s *Spec) validateDerive(loc *locator) []error {
 			if err := results.CheckMetricName(d.Name); err != nil {
 				bad(".name", "%v", err)
 			}
-		case !nameRE.MatchString(d.Name):
+		case !paramNameRE.MatchString(d.Name):
 			bad(".name", "parameter name %q must be letters, digits, '.', '_' or '-'", d.Name)
 		}
 		if seen[d.As+":"+d.Name] {
@@ -97,8 +101,8 @@ func (s *Spec) validateDerive(loc *locator) []error {
 		if strings.TrimSpace(d.Query) == "" {
 			bad(".query", "a derived value needs a query returning (run_id, value)")
 		}
-		if d.Transform != "" && !contains(deriveTransforms, d.Transform) {
-			bad(".transform", "unknown transform %q; valid: %s", d.Transform, list(deriveTransforms))
+		if d.Transform != "" && !slices.Contains(deriveTransforms, d.Transform) {
+			bad(".transform", "unknown transform %q; valid: %s", d.Transform, strings.Join(deriveTransforms, ", "))
 		}
 		if d.Digits < 0 || d.Digits > 17 {
 			bad(".digits", "digits = %d is outside 0…17", d.Digits)
@@ -107,51 +111,58 @@ func (s *Spec) validateDerive(loc *locator) []error {
 	return errs
 }
 
-// applyDerived runs every derivation and attaches the values to the runs;
-// subset as for evalClaim.
-func applyDerived(specs []DeriveSpec, q querier, profile string, subset bool, runs []*run) error {
-	byID := make(map[string]*run, len(runs))
-	for _, r := range runs {
-		byID[r.ID] = r
+// paramNameRE is the form of a derived parameter's name.
+var paramNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// Value is a derived value of one run: Metric for as = "metric" (NaN
+// where the query gives no number), Param for as = "param" (the number
+// rounded to the derivation's digits, or the text the query gives).
+type Value struct {
+	Run    string
+	Metric float64
+	Param  string
+}
+
+// Values runs the derivation, in the report's profile as Claim.Eval runs a
+// claim (subset as there), and returns the value of each run the query
+// gives one for, in the query's order. A parameter that is not a number
+// or text is left out.
+func (d Derive) Values(q Querier, profile string, subset bool) ([]Value, error) {
+	cols, rows, err := q.Query(scopedQuery(d.Query, profile, subset))
+	if err != nil {
+		return nil, fmt.Errorf("claims: derived %s %q: %w", d.As, d.Name, err)
 	}
-	for _, d := range specs {
-		sql := scopedQuery(d.Query, profile, subset)
-		cols, rows, err := q.Query(sql)
-		if err != nil {
-			return fmt.Errorf("report: derived %s %q: %w", d.As, d.Name, err)
-		}
-		if len(cols) != 2 {
-			return fmt.Errorf("report: derived %s %q: the query must return 2 columns (run_id, value), got %d", d.As, d.Name, len(cols))
-		}
-		for _, row := range rows {
-			r := byID[anyconv.String(row[0])]
-			if r == nil {
-				continue // a run of another grid or profile
-			}
-			v, ok := anyconv.FloatOrText(row[1])
-			if !ok {
-				if cat := anyconv.String(row[1]); d.As == "param" && row[1] != nil && cat != "" {
-					r.Params[d.Name] = cat // a text category, e.g. a method variant
-					continue
-				}
-				v = math.NaN()
-			}
-			v = transformValue(d.Transform, v)
-			if d.As == "param" {
-				if math.IsNaN(v) {
-					continue
-				}
-				digits := d.Digits
-				if digits == 0 {
-					digits = 3
-				}
-				r.Params[d.Name] = strconv.FormatFloat(roundSignificant(v, digits), 'g', -1, 64)
+	if len(cols) != 2 {
+		return nil, fmt.Errorf("claims: derived %s %q: the query must return 2 columns (run_id, value), got %d", d.As, d.Name, len(cols))
+	}
+	var out []Value
+	for _, row := range rows {
+		val := Value{Run: anyconv.String(row[0])}
+		v, ok := anyconv.FloatOrText(row[1])
+		if !ok {
+			if cat := anyconv.String(row[1]); d.As == "param" && row[1] != nil && cat != "" {
+				val.Param = cat // a text category, e.g. a method variant
+				out = append(out, val)
 				continue
 			}
-			r.Metrics[d.Name] = v
+			v = math.NaN()
 		}
+		v = transformValue(d.Transform, v)
+		if d.As == "param" {
+			if math.IsNaN(v) {
+				continue
+			}
+			digits := d.Digits
+			if digits == 0 {
+				digits = 3
+			}
+			val.Param = strconv.FormatFloat(roundSignificant(v, digits), 'g', -1, 64)
+		} else {
+			val.Metric = v
+		}
+		out = append(out, val)
 	}
-	return nil
+	return out, nil
 }
 
 // roundSignificant rounds x to n significant digits, so that values equal up to
@@ -165,20 +176,4 @@ func roundSignificant(x float64, n int) float64 {
 		return x
 	}
 	return v
-}
-
-// writeIndexDerived lists the derived values with their documentation.
-func writeIndexDerived(b *strings.Builder, specs []DeriveSpec) {
-	if len(specs) == 0 {
-		return
-	}
-	b.WriteString("Derived quantities (computed by SQL over the results at report time):\n\n")
-	for _, d := range specs {
-		fmt.Fprintf(b, "- `%s:%s`", d.As, d.Name)
-		if d.Doc != "" {
-			b.WriteString(": " + mdOneLine(d.Doc))
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n")
 }

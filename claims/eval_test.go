@@ -1,4 +1,4 @@
-package report
+package claims
 
 import (
 	"errors"
@@ -58,8 +58,10 @@ func (f *fakeQuerier) Query(sql string, args ...any) ([]string, [][]any, error) 
 }
 
 func TestEvalClaim(t *testing.T) {
-	lt := ClaimSpec{Text: "c", Query: "SELECT x FROM run_metrics WHERE p = {profile}", Expect: "< 1"}
-	lt.expect, _ = parseExpect(lt.Expect)
+	lt, errs := Compile(Spec{Text: "c", Query: "SELECT x FROM run_metrics WHERE p = {profile}", Expect: "< 1"}, "demo", nil)
+	if errs != nil {
+		t.Fatal(errs)
+	}
 	cases := []struct {
 		name    string
 		q       fakeQuerier
@@ -78,7 +80,7 @@ func TestEvalClaim(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := evalClaim(lt, &c.q, "quick", false)
+			r := lt.Eval(&c.q, "quick", false)
 			if r.Verdict != c.verdict || !strings.Contains(r.Detail, c.detail) {
 				t.Errorf("verdict %q (%s), want %q (%s)", r.Verdict, r.Detail, c.verdict, c.detail)
 			}
@@ -93,24 +95,5 @@ func TestProfileScopedKeepsUserCTEs(t *testing.T) {
 	got := profileScoped("with x AS (SELECT 1) SELECT * FROM x", "full")
 	if !strings.HasPrefix(got, "WITH runs AS (") || !strings.HasSuffix(got, ", x AS (SELECT 1) SELECT * FROM x") || !strings.Contains(got, "profile IN ('full', '')") {
 		t.Errorf("got %s", got)
-	}
-}
-
-// Against a real database: the claims of the fixture reach their verdicts
-// and quick runs do not leak into a full-profile claim.
-func TestClaimsAgainstStore(t *testing.T) {
-	sum, _ := renderFixture(t, Options{})
-	want := []struct {
-		verdict string
-		value   float64
-	}{{Reproduced, 0.25}, {Differs, 2.75}, {NoData, math.NaN()}}
-	if len(sum.Claims) != len(want) {
-		t.Fatalf("claims %v", sum.Claims)
-	}
-	for i, w := range want {
-		c := sum.Claims[i]
-		if c.Verdict != w.verdict || (!math.IsNaN(w.value) && math.Abs(c.Value-w.value) > 1e-9) {
-			t.Errorf("claim %d: %s %v (%s), want %s %v", i, c.Verdict, c.Value, c.Detail, w.verdict, w.value)
-		}
 	}
 }
