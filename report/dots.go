@@ -15,7 +15,7 @@ import (
 // marker per series at the aggregate of the metric fs.X over the runs,
 // with error bars (fs.Band), the series offset vertically within the row.
 // This is the layout of the UCI figures of Tiao et al. (2023, Figs. 7, 9).
-func buildDots(fs FigureSpec, runs []*run, rc *renderCtx) (*figure, error) {
+func buildDots(fs FigureSpec, runs []*run, _ querier, rc *renderCtx) (*figure, error) {
 	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
 	used := usableRuns(f, fs, runs, rc)
 	panelOf, seriesOf := dimFunc(fs.Panels), dimFunc(fs.Series)

@@ -30,7 +30,7 @@ func illustrationNames() []string {
 	return names
 }
 
-func buildIllustration(fs FigureSpec, rc *renderCtx) (*figure, error) {
+func buildIllustration(fs FigureSpec, _ []*run, _ querier, rc *renderCtx) (*figure, error) {
 	b, ok := illustrations[fs.Illustration]
 	if !ok {
 		return nil, fmt.Errorf("unknown illustration %q; valid: %s", fs.Illustration, strings.Join(illustrationNames(), ", "))

@@ -84,7 +84,7 @@ func TestIllustrationFigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := buildIllustration(spec.Figures[0], &renderCtx{})
+	f, err := buildIllustration(spec.Figures[0], nil, nil, &renderCtx{})
 	if err != nil {
 		t.Fatal(err)
 	}

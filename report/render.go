@@ -285,36 +285,7 @@ func render(spec Spec, q querier, dbName, outDir string, opts Options, cov *Cove
 	}
 	for _, fs := range spec.Figures {
 		rc.grids = fs.GridSet
-		runs := runsOf(fs.GridSet)
-		var traces map[string][]tracePoint
-		if fs.Kind == "trace" {
-			var used []*run
-			for _, r := range runs {
-				if rc.usable(r) && fs.filter.matches(r) {
-					used = append(used, r)
-				}
-			}
-			if traces, err = loadTraces(q, used); err != nil {
-				return sum, err
-			}
-		}
-		var fig *figure
-		switch fs.Kind {
-		case "matrix":
-			fig, err = buildMatrix(fs, runs, q, rc)
-		case "curve":
-			fig, err = buildCurve(fs, runs, q, rc)
-		case "terms":
-			fig, err = buildTerms(fs, runs, q, rc)
-		case "dots":
-			fig, err = buildDots(fs, runs, rc)
-		case "field":
-			fig, err = buildField(fs, runs, q, rc)
-		case "illustration":
-			fig, err = buildIllustration(fs, rc)
-		default:
-			fig, err = buildFigure(fs, runs, traces, rc)
-		}
+		fig, err := figureKinds[fs.Kind].build(fs, runsOf(fs.GridSet), q, rc)
 		if err != nil {
 			return sum, fmt.Errorf("report: figure %s: %w", fs.Name, err)
 		}

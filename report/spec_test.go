@@ -148,3 +148,17 @@ func TestClaimErrorsLocated(t *testing.T) {
 		}
 	}
 }
+
+// TestFigureKindsRegistry: the kinds error messages list are exactly the
+// kinds registered, each with a check and a build.
+func TestFigureKindsRegistry(t *testing.T) {
+	if len(figureKindNames) != len(figureKinds) {
+		t.Errorf("%d names for %d kinds", len(figureKindNames), len(figureKinds))
+	}
+	for _, name := range figureKindNames {
+		k, ok := figureKinds[name]
+		if !ok || k.check == nil || k.build == nil {
+			t.Errorf("kind %q: registered %v, check and build set: %v", name, ok, ok && k.check != nil && k.build != nil)
+		}
+	}
+}

@@ -152,7 +152,7 @@ func TestDotsRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := &renderCtx{spec: &spec, profile: "full", labels: map[string]string{}}
-	f, err := buildDots(fs, runs, rc)
+	f, err := buildDots(fs, runs, nil, rc)
 	if err != nil {
 		t.Fatal(err)
 	}
