@@ -167,7 +167,7 @@ func checkDots(f *FigureSpec, bad badFunc) {
 
 // checkIllustration: a computed drawing (illustration.go) takes no runs.
 func checkIllustration(f *FigureSpec, bad badFunc) {
-	if _, ok := illustrations[f.Illustration]; !ok {
+	if _, ok := illustrationBuilders[f.Illustration]; !ok {
 		bad(".illustration", "unknown illustration %q; valid: %s", f.Illustration, list(illustrationNames()))
 	}
 	if f.Grid != "" || len(f.GridSet) > 0 || f.X != "" || f.Y != "" || f.Series != "" {
