@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"sgplab/figures"
 	"sgplab/internal/anyconv"
 	"sgplab/results"
 )
@@ -40,7 +40,7 @@ func loadArtifact(q querier, runs []*run, name string) (map[string]results.Artif
 // its artifact fs.Artifact: the figure, its panels in order, the run of
 // each panel, those runs in panel order and their artifacts by run id.
 func startArtifactFigure(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, []string, map[string]*run, []*run, map[string]results.Artifact, error) {
-	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
+	f := &figure{Figure: figures.Figure{Title: rc.title(firstNonEmpty(fs.Title, fs.Name)), Cols: fs.Columns}}
 	used := usableRuns(f, fs, runs, rc)
 	panels, byPanel := artifactPanels(f, fs, used, rc)
 	list := panelRuns(panels, byPanel)
@@ -76,10 +76,10 @@ func artifactPanels(f *figure, fs FigureSpec, used []*run, rc *renderCtx) ([]str
 // by its panel value (by the figure's title when it is the only panel),
 // x labelled "x" and y ylabel unless the figure says otherwise.
 func newArtifactPlot(f *figure, fs FigureSpec, pname string, panels int, rc *renderCtx, ylabel string) *plot.Plot {
-	p := newPlot()
+	p := figures.NewPlot()
 	p.Title.Text = panelTitle(fs, pname, rc)
 	if panels == 1 {
-		p.Title.Text = f.title
+		p.Title.Text = f.Title
 	}
 	p.X.Label.Text, p.Y.Label.Text = firstNonEmpty(fs.XLabel, "x"), firstNonEmpty(fs.YLabel, ylabel)
 	return p
@@ -180,18 +180,18 @@ func buildMatrix(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure,
 			}
 		}
 	}
-	cmap := colourScale(zmin, zmax)
+	cmap := figures.ColourScale(zmin, zmax)
 	pal := cmap.Palette(256)
 	for _, t := range tiles {
-		p := newBarePlot() // no grid lines over the image
+		p := figures.NewBarePlot() // no grid lines over the image
 		p.Title.Text = t.title
 		if len(tiles) == 1 {
-			p.Title.Text = f.title
+			p.Title.Text = f.Title
 		}
 		p.X.Label.Text, p.Y.Label.Text = fs.XLabel, fs.YLabel
 		if t.a == nil {
 			addNoData(p, FigureSpec{})
-			f.panels = append(f.panels, p)
+			f.Panels = append(f.Panels, p)
 			continue
 		}
 		g := newMatrixGrid(*t.a)
@@ -201,29 +201,17 @@ func buildMatrix(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure,
 		h.NaN = color.Gray{Y: 0xd8}
 		p.Add(h)
 		// Matrix orientation: row 0 at the top, as the paper's images.
-		p.Y.Scale = reverseScale{}
-		p.Y.Tick.Marker = reversedTicks{}
-		f.panels = append(f.panels, p)
+		p.Y.Scale = figures.ReverseScale{}
+		p.Y.Tick.Marker = figures.ReversedTicks{}
+		f.Panels = append(f.Panels, p)
 	}
-	f.colorbar = colourBar(cmap, firstNonEmpty(fs.ZLabel, rc.label(fs.Artifact)))
+	f.Colorbar = figures.ColourBar(cmap, firstNonEmpty(fs.ZLabel, rc.label(fs.Artifact)))
 	f.describe = fmt.Sprintf("one heat map per run of the per-run array %q (colour on a common scale %.3g…%.3g)", fs.Artifact, zmin, zmax)
 	if fs.ReferenceArtifact != "" {
 		f.describe += fmt.Sprintf(", and %q of the first run as the last panel", fs.ReferenceArtifact)
 	}
 	return f, nil
 }
-
-// reverseScale maps the axis top-down so matrix row 0 is at the top.
-type reverseScale struct{}
-
-func (reverseScale) Normalize(min, max, x float64) float64 {
-	return (max - x) / (max - min)
-}
-
-// reversedTicks keeps the default tick positions on a reversed axis.
-type reversedTicks struct{}
-
-func (reversedTicks) Ticks(min, max float64) []plot.Tick { return plot.DefaultTicks{}.Ticks(min, max) }
 
 // buildCurve draws each run's predictive mean with a ±2 sd band of the
 // latent function and the training points, one run per panel.
@@ -283,7 +271,7 @@ func buildCurve(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 			if err != nil {
 				return nil, err
 			}
-			pg.Color = fadeColor(seriesColor(0), 0x50)
+			pg.Color = figures.Fade(figures.SeriesColor(0), 0x50)
 			pg.LineStyle.Width = 0
 			p.Add(pg)
 			thumbs[1] = pg
@@ -292,7 +280,7 @@ func buildCurve(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 		if err != nil {
 			return nil, err
 		}
-		l.LineStyle = seriesLine(0)
+		l.LineStyle = figures.SeriesLine(0)
 		l.LineStyle.Dashes = nil
 		p.Add(l)
 		thumbs[0] = l
@@ -326,18 +314,18 @@ func buildCurve(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 			}
 			legendDone = true
 		}
-		f.panels = append(f.panels, p)
+		f.Panels = append(f.Panels, p)
 	}
 	// One y range for every panel, so the panels compare at a glance.
 	if !math.IsInf(ymin, 1) {
 		pad := 0.05 * (ymax - ymin)
-		for _, p := range f.panels {
+		for _, p := range f.Panels {
 			p.Y.Min, p.Y.Max = ymin-pad, ymax+pad
 		}
 	}
 	if legendDone {
-		styleLegend(&legend)
-		f.legend = &legend
+		figures.StyleLegend(&legend)
+		f.Legend = &legend
 	}
 	f.describe = fmt.Sprintf("per panel one run's predictive mean over its test inputs with a shaded ±%g sd band of the latent f (artifact %q)", k, fs.Artifact)
 	if pointsName != "none" {
@@ -417,18 +405,6 @@ func panelArtifact(f *figure, fs FigureSpec, p *plot.Plot, r *run, arts map[stri
 		f.warnings = append(f.warnings, fmt.Sprintf("run %s (panel %s) stored no artifact %q; list it under the grid's artifacts", r.ID, p.Title.Text, fs.Artifact))
 	}
 	addNoData(p, FigureSpec{})
-	f.panels = append(f.panels, p)
+	f.Panels = append(f.Panels, p)
 	return results.Artifact{}, false
-}
-
-// colourBar is the vertical colour scale drawn beside heat-map panels.
-func colourBar(cmap palette.ColorMap, label string) *plot.Plot {
-	cb := plot.New()
-	cb.HideX()
-	cb.Y.Padding = 0
-	cb.Y.Label.Text = label
-	cb.Y.Label.TextStyle.Font.Size = vg.Points(11)
-	cb.Y.Tick.Label.Font.Size = vg.Points(9)
-	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
-	return cb
 }

@@ -16,6 +16,8 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"sgplab/figures"
 )
 
 // The default report's figures (see defaultreport.go): one file per
@@ -103,8 +105,8 @@ type lineStyle struct {
 
 // draw adds every series to p and returns the legend entries and whether
 // any point is hollow.
-func (ls *lineSet) draw(p *plot.Plot, st lineStyle) ([]legendItem, bool, error) {
-	var items []legendItem
+func (ls *lineSet) draw(p *plot.Plot, st lineStyle) ([]figures.LegendItem, bool, error) {
+	var items []figures.LegendItem
 	anyHollow := false
 	for _, k := range ls.keys {
 		pts := ls.pts[k]
@@ -123,7 +125,7 @@ func (ls *lineSet) draw(p *plot.Plot, st lineStyle) ([]legendItem, bool, error) 
 		if err != nil {
 			return nil, false, err
 		}
-		line.LineStyle = seriesLine(i)
+		line.LineStyle = figures.SeriesLine(i)
 		if st.width > 0 {
 			line.LineStyle.Width = st.width
 		}
@@ -145,12 +147,12 @@ func (ls *lineSet) draw(p *plot.Plot, st lineStyle) ([]legendItem, bool, error) 
 				if err != nil {
 					return nil, false, err
 				}
-				eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = seriesColor(i), vg.Points(1), vg.Points(5)
+				eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = figures.SeriesColor(i), vg.Points(1), vg.Points(5)
 				p.Add(eb)
 			}
 		}
 		p.Add(line, sc)
-		if tags := tagLabels(pts, seriesColor(i)); tags != nil {
+		if tags := tagLabels(pts, figures.SeriesColor(i)); tags != nil {
 			p.Add(tags)
 		}
 		items = append(items, ls.labels[k].item(line, sc))
@@ -184,59 +186,16 @@ func tagLabels(pts []dpoint, c color.Color) *plotter.Labels {
 }
 
 // hollowItem is the legend entry explaining hollow markers.
-func hollowItem() legendItem {
+func hollowItem() figures.LegendItem {
 	s, _ := plotter.NewScatter(plotter.XYs{{}})
-	s.GlyphStyle = draw.GlyphStyle{Color: color.Gray{Y: 0x40}, Radius: vg.Points(3.5), Shape: markGlyph{hollow: true}}
-	return legendItem{label: "hollow: a run did not converge", thumbs: []plot.Thumbnailer{s}}
+	s.GlyphStyle = draw.GlyphStyle{Color: color.Gray{Y: 0x40}, Radius: vg.Points(3.5), Shape: figures.Mark{Hollow: true}}
+	return figures.LegendItem{Label: "hollow: a run did not converge", Thumbs: []plot.Thumbnailer{s}}
 }
 
 // markStyle is series i's marker: filled, or hollow (white inside) for a
 // point with an unconverged run.
 func markStyle(i int, hollow bool) draw.GlyphStyle {
-	return draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3.5), Shape: markGlyph{shape: i % 4, hollow: hollow}}
-}
-
-// markGlyph draws a circle, square, triangle or diamond, filled or hollow.
-type markGlyph struct {
-	shape  int
-	hollow bool
-}
-
-func (g markGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
-	r := sty.Radius
-	var path vg.Path
-	switch g.shape {
-	case 0:
-		path.Move(vg.Point{X: pt.X + r, Y: pt.Y})
-		path.Arc(pt, r, 0, 2*math.Pi)
-	case 1:
-		r *= 0.9
-		path.Move(vg.Point{X: pt.X - r, Y: pt.Y - r})
-		path.Line(vg.Point{X: pt.X + r, Y: pt.Y - r})
-		path.Line(vg.Point{X: pt.X + r, Y: pt.Y + r})
-		path.Line(vg.Point{X: pt.X - r, Y: pt.Y + r})
-	case 2:
-		r *= 1.2
-		path.Move(vg.Point{X: pt.X - r, Y: pt.Y - r*0.7})
-		path.Line(vg.Point{X: pt.X + r, Y: pt.Y - r*0.7})
-		path.Line(vg.Point{X: pt.X, Y: pt.Y + r})
-	default:
-		r *= 1.25
-		path.Move(vg.Point{X: pt.X, Y: pt.Y - r})
-		path.Line(vg.Point{X: pt.X + r, Y: pt.Y})
-		path.Line(vg.Point{X: pt.X, Y: pt.Y + r})
-		path.Line(vg.Point{X: pt.X - r, Y: pt.Y})
-	}
-	path.Close()
-	if g.hollow {
-		c.SetColor(color.White)
-		c.Fill(path)
-		c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.3)})
-		c.Stroke(path)
-		return
-	}
-	c.SetColor(sty.Color)
-	c.Fill(path)
+	return draw.GlyphStyle{Color: figures.SeriesColor(i), Radius: vg.Points(3.5), Shape: figures.Mark{Shape: i % 4, Hollow: hollow}}
 }
 
 // legendText is a legend label: a name (a method's, through
@@ -257,12 +216,12 @@ func (t legendText) with(s string) legendText {
 }
 
 // item is the legend entry; shortening spares the detail.
-func (t legendText) item(thumbs ...plot.Thumbnailer) legendItem {
+func (t legendText) item(thumbs ...plot.Thumbnailer) figures.LegendItem {
 	keep := 0
 	if t.detail != "" {
 		keep = utf8.RuneCountInString(t.detail) + 1
 	}
-	return legendItem{label: t.String(), keep: keep, thumbs: thumbs}
+	return figures.LegendItem{Label: t.String(), Keep: keep, Thumbs: thumbs}
 }
 
 // seriesLabel is a series' legend label: its method and the values of the
@@ -279,10 +238,10 @@ func capitalize(s string) string {
 
 // newSingle is a one-panel figure titled in words.
 func newSingle(title string) (*figure, *plot.Plot) {
-	f := &figure{title: title}
-	p := newPlot()
-	p.Title.Text = wrapTitle(title, maxTitleRunes)
-	f.panels = []*plot.Plot{p}
+	f := &figure{Figure: figures.Figure{Title: title}}
+	p := figures.NewPlot()
+	p.Title.Text = figures.WrapTitle(title, figures.MaxTitleRunes)
+	f.Panels = []*plot.Plot{p}
 	return f, p
 }
 
@@ -298,14 +257,14 @@ func valueAxis(ax *plot.Axis, xs []float64, logFrom float64) {
 	log := lo > 0 && hi/lo >= logFrom
 	if log {
 		ax.Scale = plot.LogScale{}
-		ax.Tick.Marker = logTicks{}
+		ax.Tick.Marker = figures.LogTicks{}
 		// A little room either side, so end points are not on the frame.
 		ax.Min, ax.Max = lo/math.Pow(hi/lo, 0.04), hi*math.Pow(hi/lo, 0.04)
 	}
 	if len(distinct) >= 2 && len(distinct) <= 8 {
 		var ticks plot.ConstantTicks
 		for _, x := range sortedFloats(distinct) {
-			ticks = append(ticks, plot.Tick{Value: x, Label: formatTick(x)})
+			ticks = append(ticks, plot.Tick{Value: x, Label: figures.FormatTick(x)})
 		}
 		ax.Tick.Marker = ticks
 	}
@@ -367,9 +326,9 @@ func (d *defaultReport) againstM(ds string, q quality, rc *renderCtx) *figure {
 	}
 	refItems, refNames := d.drawRefs(p, refs, q.metric, xs, rc)
 	padY(p)
-	f.below = append(items, refItems...)
+	f.Below = append(items, refItems...)
 	if hollow {
-		f.below = append(f.below, hollowItem())
+		f.Below = append(f.Below, hollowItem())
 	}
 	var src []string
 	for _, s := range sortedKeys(sources) {
@@ -420,7 +379,7 @@ func (d *defaultReport) hollowNote(hollow bool) string {
 
 // drawRefs draws the exact methods' configurations as horizontal lines
 // over the x range xs, with a faint band of ±1 sample standard deviation.
-func (d *defaultReport) drawRefs(p *plot.Plot, refs []*config, metric string, xs []float64, rc *renderCtx) ([]legendItem, []string) {
+func (d *defaultReport) drawRefs(p *plot.Plot, refs []*config, metric string, xs []float64, rc *renderCtx) ([]figures.LegendItem, []string) {
 	if len(xs) == 0 {
 		return nil, nil
 	}
@@ -432,7 +391,7 @@ func (d *defaultReport) drawRefs(p *plot.Plot, refs []*config, metric string, xs
 			lo, hi = math.Min(lo, x), math.Max(hi, x)
 		}
 	}
-	var items []legendItem
+	var items []figures.LegendItem
 	var names []string
 	for _, c := range refs {
 		mean, std, n := c.meanStd(metric)
@@ -443,7 +402,7 @@ func (d *defaultReport) drawRefs(p *plot.Plot, refs []*config, metric string, xs
 		if n > 1 && std > 0 {
 			band, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: mean - std}, {X: hi, Y: mean - std}, {X: hi, Y: mean + std}, {X: lo, Y: mean + std}})
 			if err == nil {
-				band.Color = fadeColor(seriesColor(i), 0x30)
+				band.Color = figures.Fade(figures.SeriesColor(i), 0x30)
 				band.LineStyle.Width = 0
 				p.Add(band)
 			}
@@ -452,7 +411,7 @@ func (d *defaultReport) drawRefs(p *plot.Plot, refs []*config, metric string, xs
 		if err != nil {
 			continue
 		}
-		l.LineStyle = draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
+		l.LineStyle = draw.LineStyle{Color: figures.SeriesColor(i), Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
 		p.Add(l)
 		items = append(items, d.seriesLabel(c, "", rc).with("(exact)").item(l))
 		names = append(names, d.seriesLabel(c, "", rc).String())
@@ -526,9 +485,9 @@ func (d *defaultReport) againstParam(ds string, q quality, ax string, rc *render
 		f.warnings = append(f.warnings, err.Error())
 	}
 	padY(p)
-	f.below = items
+	f.Below = items
 	if hollow {
-		f.below = append(f.below, hollowItem())
+		f.Below = append(f.Below, hollowItem())
 	}
 	var methods []string
 	for _, m := range sortedKeys(d.distinct) {
@@ -605,22 +564,22 @@ func (d *defaultReport) pareto(ds string, rc *renderCtx) *figure {
 	p.X.Label.Text = cost.name
 	p.Y.Label.Text = q.name + betterNote(true)
 	valueAxis(&p.X, xs, 10)
-	p.X.Tick.Marker = linearTicks{} // costs are not round numbers: no ticks at the values
+	p.X.Tick.Marker = figures.LinearTicks{} // costs are not round numbers: no ticks at the values
 	if _, log := p.X.Scale.(plot.LogScale); log {
-		p.X.Tick.Marker = logTicks{}
+		p.X.Tick.Marker = figures.LogTicks{}
 	}
 	items, hollow, err := ls.draw(p, lineStyle{byM: true, width: vg.Points(1)})
 	if err != nil {
 		f.warnings = append(f.warnings, err.Error())
 	}
-	f.below = items
+	f.Below = items
 	padY(p)
 	front := paretoFront(fps)
 	if th, err := f.drawFront(p, front, "", rc); err == nil && th != nil {
-		f.below = append(f.below, legendItem{label: "Pareto front", thumbs: []plot.Thumbnailer{th}})
+		f.Below = append(f.Below, figures.LegendItem{Label: "Pareto front", Thumbs: []plot.Thumbnailer{th}})
 	}
 	if hollow {
-		f.below = append(f.below, hollowItem())
+		f.Below = append(f.Below, hollowItem())
 	}
 	f.describe = fmt.Sprintf("One point per configuration: mean %s against mean %s (metric %s) over splits and seeds; a method's points are joined in order of M, printed beside each point; grey dashed: the Pareto front, the configurations no other beats on both cost and %s (%s profile).%s",
 		q.name, cost.name, cost.metric, q.name, rc.profile, d.hollowNote(hollow))
@@ -681,16 +640,16 @@ func (d *defaultReport) traceFigure(ds string, traced []tracedRun, traces map[st
 	if len(with) == 0 {
 		return nil
 	}
-	f := &figure{title: rc.title("Training objective against iteration — " + rc.label(ds))}
-	f.cols = min(len(with), 3)
+	f := &figure{Figure: figures.Figure{Title: rc.title("Training objective against iteration — " + rc.label(ds))}}
+	f.Cols = min(len(with), 3)
 	if len(with) == 4 {
-		f.cols = 2 // 2 × 2 rather than 3 + 1
+		f.Cols = 2 // 2 × 2 rather than 3 + 1
 	}
-	f.panelW, f.panelH = 9*vg.Centimeter, 6.5*vg.Centimeter
+	f.PanelW, f.PanelH = 9*vg.Centimeter, 6.5*vg.Centimeter
 	var which []string
 	spec := FigureSpec{Kind: "trace", X: "iteration", Band: "none"}
 	for _, t := range with {
-		p := newPlot()
+		p := figures.NewPlot()
 		p.X.Label.Text, p.Y.Label.Text = "iteration", "objective"
 		p.Title.TextStyle.Font.Size = vg.Points(10)
 		what := "split " + strconv.FormatInt(t.run.Split, 10)
@@ -707,11 +666,11 @@ func (d *defaultReport) traceFigure(ds string, traced []tracedRun, traces map[st
 		if _, err := f.drawTrace(p, spec, []*run{t.run}, traces, t.c.series, ""); err != nil {
 			f.warnings = append(f.warnings, err.Error())
 		}
-		f.panels = append(f.panels, p)
+		f.Panels = append(f.Panels, p)
 		which = append(which, d.seriesLabel(t.c, "", rc).String()+" "+what)
 	}
-	if len(f.panels) == 1 {
-		f.panels[0].Title.Text = wrapTitle(f.title, maxTitleRunes) + "\n" + f.panels[0].Title.Text
+	if len(f.Panels) == 1 {
+		f.Panels[0].Title.Text = figures.WrapTitle(f.Title, figures.MaxTitleRunes) + "\n" + f.Panels[0].Title.Text
 	}
 	what := "its ELBO"
 	for _, t := range with {

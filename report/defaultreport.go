@@ -721,7 +721,7 @@ func (rc *renderCtx) writeDefault(q querier, name string, grids []string, format
 		for _, nf := range figs {
 			base := nf.name
 			for _, f := range formats {
-				data, err := nf.fig.encode(f)
+				data, err := nf.fig.Encode(f)
 				if err != nil {
 					return nil, fmt.Errorf("report: %s: %w", base, err)
 				}

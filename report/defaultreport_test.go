@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"gonum.org/v1/plot/vg"
-
 	"sgplab/internal/reporttest"
 	"sgplab/results"
 )
@@ -154,8 +152,8 @@ func sweepReport(t *testing.T, o sweepOpts) (dir string, sum Summary, d *default
 
 func legendLabels(f *figure) []string {
 	var out []string
-	for _, it := range f.below {
-		out = append(out, it.label)
+	for _, it := range f.Below {
+		out = append(out, it.Label)
 	}
 	return out
 }
@@ -483,74 +481,6 @@ func TestDefaultSummaryStats(t *testing.T) {
 		if !strings.Contains(string(index), s) {
 			t.Errorf("index.md lacks %q:\n%s", s, index)
 		}
-	}
-}
-
-// TestLegendBelowFitsWidth: a legend below the panels never widens the
-// figure: its columns fit the width and a label longer than the width is
-// shortened with "…".
-func TestLegendBelowFitsWidth(t *testing.T) {
-	w := 12 * vg.Centimeter
-	long := "sgpr " + strings.Repeat("lengthscales=[0.1, 0.2, 0.3, 0.4] ", 6)
-	for _, tc := range []struct {
-		name   string
-		labels []legendText
-		cols   int
-	}{
-		{"short labels share a row", []legendText{{name: "sgpr"}, {name: "svgp"}, {name: "vff"}, {name: "gpr", detail: "(exact)"}}, 4},
-		{"a long label is shortened", []legendText{{name: long}, {name: "svgp"}}, 1},
-		{"long labels keep what tells them apart", []legendText{{name: long, detail: "lengthscale=0.5"}, {name: long, detail: "lengthscale=2"}}, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var items []legendItem
-			for _, l := range tc.labels {
-				items = append(items, l.item())
-			}
-			l := layoutBelow(items, w)
-			if len(l.labels) == 2 && l.labels[0] == l.labels[1] {
-				t.Errorf("shortened labels %q are the same", l.labels)
-			}
-			for i, s := range l.labels {
-				if d := tc.labels[i].detail; !strings.HasSuffix(s, d) {
-					t.Errorf("label %q lost its detail %q", s, d)
-				}
-			}
-			if l.cols != tc.cols {
-				t.Errorf("columns = %d, want %d", l.cols, tc.cols)
-			}
-			used := vg.Length(l.cols)*l.colW + vg.Length(l.cols-1)*belowColGap + 2*belowPad
-			if used > w {
-				t.Errorf("legend is %v wide, the figure %v", used, w)
-			}
-			for i, s := range l.labels {
-				if belowStyle().Rectangle(s).Max.X+belowThumb+belowGap+2*belowPad > w {
-					t.Errorf("label %q is wider than the figure", s)
-				}
-				if s != tc.labels[i].String() && !strings.Contains(s, "…") {
-					t.Errorf("label %q shortened without an ellipsis", s)
-				}
-			}
-			// The encoded figure is as wide as one without a legend.
-			f, _ := newSingle("t")
-			f.below = items
-			bare, _ := newSingle("t")
-			for _, g := range []*figure{f, bare} {
-				g.panels[0].X.Min, g.panels[0].X.Max, g.panels[0].Y.Min, g.panels[0].Y.Max = 0, 1, 0, 1
-			}
-			a, err := f.encode("png")
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := bare.encode("png")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ia, _ := png.Decode(bytes.NewReader(a))
-			ib, _ := png.Decode(bytes.NewReader(b))
-			if ia.Bounds().Dx() != ib.Bounds().Dx() || ia.Bounds().Dy() <= ib.Bounds().Dy() {
-				t.Errorf("with the legend %v, without %v: want the same width and more height", ia.Bounds(), ib.Bounds())
-			}
-		})
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"sgplab/figures"
 )
 
 // buildDots draws a dot plot: per panel, one row per value of fs.Y (a
@@ -16,7 +18,7 @@ import (
 // with error bars (fs.Band), the series offset vertically within the row.
 // This is the layout of the UCI figures of Tiao et al. (2023, Figs. 7, 9).
 func buildDots(fs FigureSpec, runs []*run, _ querier, rc *renderCtx) (*figure, error) {
-	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
+	f := &figure{Figure: figures.Figure{Title: rc.title(firstNonEmpty(fs.Title, fs.Name)), Cols: fs.Columns}}
 	used := usableRuns(f, fs, runs, rc)
 	panelOf, seriesOf := dimFunc(fs.Panels), dimFunc(fs.Series)
 	var pv, rv, sv []string
@@ -29,7 +31,7 @@ func buildDots(fs FigureSpec, runs []*run, _ querier, rc *renderCtx) (*figure, e
 	}
 	rows := orderValues(rv, fs.RowOrder)
 	series := orderValues(sv, fs.SeriesOrder)
-	styles, err := parseSeriesStyles(fs.SeriesStyle)
+	styles, err := figures.ParseStyles(fs.SeriesStyle)
 	if err != nil {
 		return nil, err
 	}
@@ -50,10 +52,10 @@ func buildDots(fs FigureSpec, runs []*run, _ querier, rc *renderCtx) (*figure, e
 		k = 2
 	}
 	for _, pname := range panels {
-		p := newPlot()
+		p := figures.NewPlot()
 		p.Title.Text = panelTitle(fs, pname, rc)
 		if len(panels) == 1 {
-			p.Title.Text = f.title
+			p.Title.Text = f.Title
 		}
 		p.X.Label.Text = firstNonEmpty(fs.XLabel, rc.label(dimLabel(fs.X)))
 		p.Y.Label.Text = fs.YLabel
@@ -92,11 +94,11 @@ func buildDots(fs FigureSpec, runs []*run, _ querier, rc *renderCtx) (*figure, e
 			if err != nil {
 				return nil, err
 			}
-			c := color.Color(seriesColor(si))
+			c := color.Color(figures.SeriesColor(si))
 			if s, ok := styles[sname]; ok {
-				c = s.color
+				c = s.Color
 			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(4), Shape: diamondGlyph{}}
+			sc.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(4), Shape: figures.Diamond{}}
 			if k > 0 {
 				eb, err := plotter.NewXErrorBars(struct {
 					plotter.XYs
@@ -121,11 +123,11 @@ func buildDots(fs FigureSpec, runs []*run, _ querier, rc *renderCtx) (*figure, e
 			pad := 0.06 * (p.X.Max - p.X.Min)
 			p.X.Min, p.X.Max = p.X.Min-pad, p.X.Max+pad
 		}
-		f.panels = append(f.panels, p)
+		f.Panels = append(f.Panels, p)
 	}
 	if len(inLegend) > 0 {
-		styleLegend(&legend)
-		f.legend = &legend
+		figures.StyleLegend(&legend)
+		f.Legend = &legend
 	}
 	band := "no error bars"
 	if k > 0 {
@@ -134,20 +136,4 @@ func buildDots(fs FigureSpec, runs []*run, _ querier, rc *renderCtx) (*figure, e
 	f.describe = fmt.Sprintf("one marker per %s and row (%s): the %s of %s over splits and seeds, %s (%s profile)",
 		dimLabel(fs.Series), dimLabel(fs.Y), fs.Aggregate, dimLabel(fs.X), band, rc.profile)
 	return f, nil
-}
-
-// diamondGlyph draws a filled diamond (the markers of Tiao et al. 2023).
-type diamondGlyph struct{}
-
-func (diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
-	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.5)})
-	r := sty.Radius * 1.3
-	var p vg.Path
-	p.Move(vg.Point{X: pt.X, Y: pt.Y + r})
-	p.Line(vg.Point{X: pt.X + r*0.75, Y: pt.Y})
-	p.Line(vg.Point{X: pt.X, Y: pt.Y - r})
-	p.Line(vg.Point{X: pt.X - r*0.75, Y: pt.Y})
-	p.Close()
-	c.SetColor(sty.Color)
-	c.Fill(p)
 }

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"sgplab/figures"
 	"sgplab/results"
 )
 
@@ -79,15 +80,15 @@ func buildField(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 		}
 	}
 	level := (zmin + zmax) / 2
-	cmap := colourScale(zmin, zmax)
+	cmap := figures.ColourScale(zmin, zmax)
 	pal := cmap.Palette(256)
 	legend := plot.NewLegend()
 	legendDone := false
 	for _, pname := range panels {
-		p := newBarePlot()
+		p := figures.NewBarePlot()
 		p.Title.Text = panelTitle(fs, pname, rc)
 		if len(panels) == 1 {
-			p.Title.Text = f.title
+			p.Title.Text = f.Title
 		}
 		p.X.Label.Text, p.Y.Label.Text = firstNonEmpty(fs.XLabel, "x₁"), firstNonEmpty(fs.YLabel, "x₂")
 		r := byPanel[pname]
@@ -157,13 +158,13 @@ func buildField(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 		// The data's box, not the heat map's padding, sets the view.
 		p.X.Min, p.X.Max = g.x[0], g.x[len(g.x)-1]
 		p.Y.Min, p.Y.Max = g.y[0], g.y[len(g.y)-1]
-		f.panels = append(f.panels, p)
+		f.Panels = append(f.Panels, p)
 	}
 	if legendDone {
-		styleLegend(&legend)
-		f.legend = &legend
+		figures.StyleLegend(&legend)
+		f.Legend = &legend
 	}
-	f.colorbar = colourBar(cmap, firstNonEmpty(fs.ZLabel, rc.label(fs.Z)))
+	f.Colorbar = figures.ColourBar(cmap, firstNonEmpty(fs.ZLabel, rc.label(fs.Z)))
 	f.describe = fmt.Sprintf("per panel one run's %q column of the 2-D grid artifact %q as a heat map (common scale %.3g…%.3g), the contour %s = %.3g", fs.Z, fs.Artifact, zmin, zmax, fs.Z, level)
 	if fs.ReferenceArtifact != "none" {
 		f.describe += fmt.Sprintf(" and the training points by label (artifact %q)", fs.ReferenceArtifact)

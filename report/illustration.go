@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"sgplab/figures"
 	"sgplab/illustrations"
 )
 
@@ -42,7 +43,7 @@ func buildIllustration(fs FigureSpec, _ []*run, _ querier, rc *renderCtx) (*figu
 		return nil, err
 	}
 	if fs.Title != "" {
-		f.title = rc.title(fs.Title)
+		f.Title = rc.title(fs.Title)
 	}
 	return f, nil
 }
@@ -60,7 +61,7 @@ const illSamples = 6
 func buildIFFConstruction(fs FigureSpec) (*figure, error) {
 	c := illustrations.NewIFFConstruction()
 	truth, prior := c.Draws(illSamples, 7)
-	f := &figure{title: "Figure 1: the IFF construction", cols: 3}
+	f := &figure{Figure: figures.Figure{Title: "Figure 1: the IFF construction", Cols: 3}}
 	type col struct {
 		label                   string
 		conditioned, integrated bool
@@ -69,7 +70,7 @@ func buildIFFConstruction(fs FigureSpec) (*figure, error) {
 	var top, bottom []*plot.Plot
 	for _, cl := range cols {
 		mean, variance := c.Moments(truth, cl.conditioned, cl.integrated)
-		p := newPlot()
+		p := figures.NewPlot()
 		p.Title.Text = cl.label + ": data domain"
 		p.X.Label.Text, p.Y.Label.Text = "x", "f(x)"
 		sd := make([]float64, len(variance))
@@ -98,7 +99,7 @@ func buildIFFConstruction(fs FigureSpec) (*figure, error) {
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -c.XMax, c.XMax, -3.6, 3.6
 		top = append(top, p)
 
-		q := newPlot()
+		q := figures.NewPlot()
 		q.Title.Text = cl.label + ": frequency domain"
 		q.X.Label.Text, q.Y.Label.Text = "ξ (cycles per unit length)", "Ff(ξ), box average of width ε"
 		z, _ := c.Spectrum(truth)
@@ -134,7 +135,7 @@ func buildIFFConstruction(fs FigureSpec) (*figure, error) {
 		q.X.Min, q.X.Max = -c.XiMax, c.XiMax
 		bottom = append(bottom, q)
 	}
-	f.panels = append(top, bottom...)
+	f.Panels = append(top, bottom...)
 	// One y range per row.
 	for _, row := range [][]*plot.Plot{bottom} {
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -150,16 +151,16 @@ func buildIFFConstruction(fs FigureSpec) (*figure, error) {
 		name string
 		th   plot.Thumbnailer
 	}{
-		{"mean", lineThumb(illBlue, []vg.Length{vg.Points(5), vg.Points(3)})},
-		{"±1, 2, 3 sd", polyThumb(fadeColor(illBlue, 0x66))},
-		{"samples", lineThumb(color.Black, nil)},
-		{"the draw conditioned on", lineThumb(illRed, nil)},
+		{"mean", figures.LineThumb(illBlue, []vg.Length{vg.Points(5), vg.Points(3)})},
+		{"±1, 2, 3 sd", figures.PolyThumb(figures.Fade(illBlue, 0x66))},
+		{"samples", figures.LineThumb(color.Black, nil)},
+		{"the draw conditioned on", figures.LineThumb(illRed, nil)},
 		{"feature values u", starThumb()},
 	} {
 		legend.Add(e.name, e.th)
 	}
-	styleLegend(&legend)
-	f.legend = &legend
+	figures.StyleLegend(&legend)
+	f.Legend = &legend
 	_, v0 := c.Moments(truth, true, true)
 	_, vb := c.Moments(truth, true, false)
 	mid := len(c.X) / 2
@@ -184,7 +185,7 @@ func addBands(p *plot.Plot, x, mean, sd []float64) error {
 			return err
 		}
 		// Nested shading: alpha 0.1, 0.2, 0.4 as the notebook, cumulative.
-		pg.Color = fadeColor(illBlue, []uint8{0x66, 0x33, 0x1a}[k-1])
+		pg.Color = figures.Fade(illBlue, []uint8{0x66, 0x33, 0x1a}[k-1])
 		pg.LineStyle.Width = 0
 		p.Add(pg)
 	}
@@ -218,26 +219,8 @@ func addStars(p *plot.Plot, xy plotter.XYs) error {
 	return nil
 }
 
-type thumb func(c *draw.Canvas)
-
-func (t thumb) Thumbnail(c *draw.Canvas) { t(c) }
-
-func lineThumb(col color.Color, dashes []vg.Length) plot.Thumbnailer {
-	return thumb(func(c *draw.Canvas) {
-		y := c.Center().Y
-		c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1.5), Dashes: dashes}, c.Min.X, y, c.Max.X, y)
-	})
-}
-
-func polyThumb(col color.Color) plot.Thumbnailer {
-	return thumb(func(c *draw.Canvas) {
-		c.SetColor(col)
-		c.Fill(c.Rectangle.Path())
-	})
-}
-
 func starThumb() plot.Thumbnailer {
-	return thumb(func(c *draw.Canvas) {
+	return figures.Thumb(func(c *draw.Canvas) {
 		for _, shape := range []draw.GlyphDrawer{draw.PlusGlyph{}, draw.CrossGlyph{}} {
 			c.DrawGlyph(draw.GlyphStyle{Color: illRed, Radius: vg.Points(4), Shape: shape}, c.Center())
 		}

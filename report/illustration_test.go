@@ -16,15 +16,15 @@ func TestIllustrationFigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.panels) != 6 {
-		t.Fatalf("%d panels, want 6 (3 columns × data and frequency domain)", len(f.panels))
+	if len(f.Panels) != 6 {
+		t.Fatalf("%d panels, want 6 (3 columns × data and frequency domain)", len(f.Panels))
 	}
-	for _, p := range f.panels {
+	for _, p := range f.Panels {
 		if p.Title.Text == "" {
 			t.Error("unlabelled panel")
 		}
 	}
-	png, err := f.encode("png")
+	png, err := f.Encode("png")
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 		t.Fatalf("png: %v", err)
 	}

@@ -1,89 +1,34 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
-	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/palette"
-	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
+
+	"sgplab/figures"
 )
 
-// Okabe–Ito colours: distinct for colour-blind readers and in greyscale
-// print when combined with the marker shapes below.
-var seriesColors = []color.NRGBA{
-	{0x00, 0x72, 0xB2, 0xff}, // blue
-	{0xD5, 0x5E, 0x00, 0xff}, // vermillion
-	{0x00, 0x9E, 0x73, 0xff}, // bluish green
-	{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
-	{0xE6, 0x9F, 0x00, 0xff}, // orange
-	{0x56, 0xB4, 0xE9, 0xff}, // sky blue
-	{0x33, 0x33, 0x33, 0xff}, // near black
-	{0x99, 0x88, 0x22, 0xff}, // olive
-}
-
-var seriesGlyphs = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{},
-	draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
-}
-
-var seriesDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2), vg.Points(2)},
-	{vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}}
-
-func seriesColor(i int) color.NRGBA { return seriesColors[i%len(seriesColors)] }
-
-// seriesGlyph shifts the marker by one per pass through the colours, so
-// that series i and i+8 (same colour) differ in marker too.
-func seriesGlyph(i int) draw.GlyphStyle {
-	shape := seriesGlyphs[(i+i/len(seriesColors))%len(seriesGlyphs)]
-	return draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3), Shape: shape}
-}
-
-func seriesLine(i int) draw.LineStyle {
-	ls := draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1.5)}
-	if i >= len(seriesColors) {
-		ls.Dashes = seriesDashes[(i/len(seriesColors))%len(seriesDashes)]
-	}
-	return ls
-}
-
-func fadeColor(c color.NRGBA, alpha uint8) color.NRGBA { c.A = alpha; return c }
-
-// figure is a drawn figure: one or more panels, an optional shared legend
-// and an optional colour bar.
+// figure is a figure being drawn for the report: the figures.Figure and
+// what index.md says about it.
 type figure struct {
-	title    string
+	figures.Figure
 	describe string // one sentence on what the points are, for index.md
 	warnings []string
-	styles   map[string]seriesStyle // fixed series styles (FigureSpec.SeriesStyle)
+	styles   map[string]figures.Style // fixed series styles (FigureSpec.SeriesStyle)
 	// The panel being drawn: points whose mean is ≤ 0 on a log y axis, and
 	// the smallest positive value drawn (where they go).
 	clamped []clampedPoint
 	floor   float64
-	panels  []*plot.Plot
-	cols    int
-	legend  *plot.Legend // shared legend drawn right of the panels, or nil
-	// below is a legend drawn under the panels, in as many columns as fit
-	// the figure's width (legend.go); used instead of legend.
-	below    []legendItem
-	colorbar *plot.Plot // heatmap colour scale, or nil
-	panelW   vg.Length
-	panelH   vg.Length
 	// fronts lists each panel's Pareto front ("pareto" figures), for index.md.
 	fronts []string
 }
@@ -154,7 +99,7 @@ func dimFunc(dim string) func(*run) string {
 
 // buildFigure groups the runs into panels and series and draws them.
 func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc *renderCtx) (*figure, error) {
-	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
+	f := &figure{Figure: figures.Figure{Title: rc.title(firstNonEmpty(fs.Title, fs.Name)), Cols: fs.Columns}}
 	used := usableRuns(f, fs, runs, rc)
 	panelOf, seriesOf := dimFunc(fs.Panels), dimFunc(fs.Series)
 	var refs []*run // runs of the reference method: a line, not a series
@@ -192,8 +137,8 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 	if fs.Kind == "heatmap" {
 		return buildHeatmap(f, fs, used, panels, panelOf, xlabel, ylabel, rc)
 	}
-	f.legend = nil
-	styles, err := parseSeriesStyles(fs.SeriesStyle)
+	f.Legend = nil
+	styles, err := figures.ParseStyles(fs.SeriesStyle)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +146,7 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 	legendAdded := map[string]bool{}
 	legend := plot.NewLegend()
 	for _, pname := range panels {
-		p := newPlot()
+		p := figures.NewPlot()
 		if len(panels) > 1 {
 			p.Title.Text = rc.label(pname)
 			if fs.Panels != "dataset" && fs.Panels != "method" {
@@ -213,7 +158,7 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 		} else {
 			// One panel: the title sits over the plot area alone, so a long
 			// one is wrapped rather than clipped at the image's edges.
-			p.Title.Text = wrapTitle(f.title, maxTitleRunes)
+			p.Title.Text = figures.WrapTitle(f.Title, figures.MaxTitleRunes)
 			if fs.Panels != "" && pname != "" {
 				// Name the panel's value (e.g. the dataset) even when alone.
 				l := rc.label(pname)
@@ -290,16 +235,16 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 			p.Y.Min, p.Y.Max = 0.1, 10
 		}
 		if fs.LogX {
-			p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
+			p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, figures.LogTicks{}
 		}
 		if fs.LogY {
-			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, figures.LogTicks{}
 		}
-		f.panels = append(f.panels, p)
+		f.Panels = append(f.Panels, p)
 	}
 	if len(legendAdded) > 0 {
-		styleLegend(&legend)
-		f.legend = &legend
+		figures.StyleLegend(&legend)
+		f.Legend = &legend
 	}
 	f.describe = describeFigure(fs, rc)
 	return f, nil
@@ -329,38 +274,6 @@ func describeFigure(fs FigureSpec, rc *renderCtx) string {
 		s += fmt.Sprintf(", %s %s", kind, bandName(fs.Band))
 	}
 	return s + fmt.Sprintf(" (%s profile)", rc.profile)
-}
-
-func newPlot() *plot.Plot {
-	p := newBarePlot()
-	g := plotter.NewGrid()
-	g.Vertical.Color = color.Gray{Y: 0xe0}
-	g.Horizontal.Color = color.Gray{Y: 0xe0}
-	g.Vertical.Width, g.Horizontal.Width = vg.Points(0.5), vg.Points(0.5)
-	p.Add(g)
-	return p
-}
-
-// newBarePlot is a plot with the report's fonts and no grid lines.
-func newBarePlot() *plot.Plot {
-	p := plot.New()
-	p.Title.TextStyle.Font.Size = vg.Points(12)
-	p.Title.Padding = vg.Points(6)
-	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-		ax.Label.TextStyle.Font.Size = vg.Points(11)
-		ax.Tick.Label.Font.Size = vg.Points(9)
-		ax.Padding = vg.Points(2)
-		ax.Tick.Marker = linearTicks{}
-	}
-	return p
-}
-
-func styleLegend(l *plot.Legend) {
-	l.TextStyle.Font.Size = vg.Points(10)
-	l.Left = true
-	l.Top = true
-	l.ThumbnailWidth = vg.Points(22)
-	l.Padding = vg.Points(4)
 }
 
 func addNoData(p *plot.Plot, fs FigureSpec) {
@@ -405,7 +318,7 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 		if err != nil {
 			return nil, err
 		}
-		s.GlyphStyle = seriesGlyph(i)
+		s.GlyphStyle = figures.SeriesGlyph(i)
 		p.Add(s)
 		return []plot.Thumbnailer{s}, nil
 	case "trace":
@@ -415,9 +328,9 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 	var pts points
 	for _, pt := range all {
 		if pt.clamped {
-			c := seriesColor(i)
+			c := figures.SeriesColor(i)
 			if st, ok := f.styles[name]; ok {
-				c = st.color
+				c = st.Color
 			}
 			f.clamped = append(f.clamped, clampedPoint{x: pt.x, y: pt.y, color: c, where: where})
 			continue
@@ -436,7 +349,7 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 		if err != nil {
 			return nil, err
 		}
-		poly.Color = fadeColor(seriesColor(i), 0x40)
+		poly.Color = figures.Fade(figures.SeriesColor(i), 0x40)
 		poly.LineStyle.Width = 0
 		p.Add(poly)
 		thumbs = append(thumbs, poly)
@@ -445,11 +358,11 @@ func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[s
 	if err != nil {
 		return nil, err
 	}
-	line.LineStyle = seriesLine(i)
-	scatter.GlyphStyle = seriesGlyph(i)
+	line.LineStyle = figures.SeriesLine(i)
+	scatter.GlyphStyle = figures.SeriesGlyph(i)
 	if st, ok := f.styles[name]; ok {
-		line.LineStyle.Color, scatter.GlyphStyle.Color = st.color, st.color
-		line.LineStyle.Dashes = st.dashes
+		line.LineStyle.Color, scatter.GlyphStyle.Color = st.Color, st.Color
+		line.LineStyle.Dashes = st.Dashes
 	}
 	p.Add(line, scatter)
 	thumbs = append(thumbs, line, scatter)
@@ -651,10 +564,10 @@ func (f *figure) drawTrace(p *plot.Plot, fs FigureSpec, rs []*run, traces map[st
 			if err != nil {
 				return nil, err
 			}
-			l.LineStyle = seriesLine(i)
+			l.LineStyle = figures.SeriesLine(i)
 			if len(perRun) > 1 {
 				l.LineStyle.Width = vg.Points(1)
-				l.LineStyle.Color = fadeColor(seriesColor(i), 0xb0)
+				l.LineStyle.Color = figures.Fade(figures.SeriesColor(i), 0xb0)
 			}
 			p.Add(l)
 			thumbs = []plot.Thumbnailer{l}
@@ -679,13 +592,13 @@ func (f *figure) drawTrace(p *plot.Plot, fs FigureSpec, rs []*run, traces map[st
 	if err != nil {
 		return nil, err
 	}
-	poly.Color = fadeColor(seriesColor(i), 0x40)
+	poly.Color = figures.Fade(figures.SeriesColor(i), 0x40)
 	poly.LineStyle.Width = 0
 	l, err := plotter.NewLine(pts.xys())
 	if err != nil {
 		return nil, err
 	}
-	l.LineStyle = seriesLine(i)
+	l.LineStyle = figures.SeriesLine(i)
 	p.Add(poly, l)
 	return []plot.Thumbnailer{poly, l}, nil
 }
@@ -735,18 +648,18 @@ func buildHeatmap(f *figure, fs FigureSpec, used []*run, panels []string, panelO
 		}
 		grids = append(grids, g)
 	}
-	cmap := colourScale(zmin, zmax)
+	cmap := figures.ColourScale(zmin, zmax)
 	pal := cmap.Palette(256)
 	for k, g := range grids {
-		p := newBarePlot()
-		p.Title.Text = f.title
+		p := figures.NewBarePlot()
+		p.Title.Text = f.Title
 		if len(panels) > 1 {
 			p.Title.Text = rc.label(panels[k])
 		}
 		p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
 		if len(g.cols) == 0 || len(g.rows) == 0 {
 			addNoData(p, FigureSpec{})
-			f.panels = append(f.panels, p)
+			f.Panels = append(f.Panels, p)
 			continue
 		}
 		h := plotter.NewHeatMap(g, pal)
@@ -766,7 +679,7 @@ func buildHeatmap(f *figure, fs FigureSpec, used []*run, panels []string, panelO
 					xys, labels = append(xys, plotter.XY{X: float64(c), Y: float64(r)}), append(labels, strconv.FormatFloat(z, 'g', 3, 64))
 				}
 				st := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(8)), XAlign: text.XCenter, YAlign: text.YCenter, Handler: plot.DefaultTextHandler}
-				if !math.IsNaN(z) && luminance(cmapAt(cmap, z)) < 0.45 {
+				if !math.IsNaN(z) && figures.Luminance(figures.ColourAt(cmap, z)) < 0.45 {
 					st.Color = color.White
 				}
 				styles = append(styles, st)
@@ -787,7 +700,7 @@ func buildHeatmap(f *figure, fs FigureSpec, used []*run, panels []string, panelO
 			ax.Tick.Length = vg.Points(2)
 			ax.Padding = 0
 		}
-		f.panels = append(f.panels, p)
+		f.Panels = append(f.Panels, p)
 	}
 	cb := plot.New()
 	cb.HideX()
@@ -796,54 +709,9 @@ func buildHeatmap(f *figure, fs FigureSpec, used []*run, panels []string, panelO
 	cb.Y.Label.TextStyle.Font.Size = vg.Points(11)
 	cb.Y.Tick.Label.Font.Size = vg.Points(9)
 	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
-	f.colorbar = cb
+	f.Colorbar = cb
 	f.describe = describeFigure(fs, rc)
 	return f, nil
-}
-
-// colourScale is the viridis map over [zmin, zmax], the range of the
-// values drawn: an empty range (no finite value, zmin = +Inf) becomes
-// [0, 1] and a single value v becomes [v-½, v+½], so that the colour bar
-// always has extent.
-func colourScale(zmin, zmax float64) palette.ColorMap {
-	if math.IsInf(zmin, 1) {
-		zmin, zmax = 0, 1
-	}
-	if zmin == zmax {
-		zmin, zmax = zmin-0.5, zmax+0.5
-	}
-	cmap := viridis()
-	cmap.SetMin(zmin)
-	cmap.SetMax(zmax)
-	return cmap
-}
-
-// viridis is a perceptually uniform sequential colour map whose ends both
-// stand out against a white page.
-func viridis() palette.ColorMap {
-	hex := []uint32{0x440154, 0x482878, 0x3E4A89, 0x31688E, 0x26828E, 0x1F9E89, 0x35B779, 0x6DCD59, 0xB4DE2C, 0xFDE725}
-	controls := make([]color.Color, len(hex))
-	for i, h := range hex {
-		controls[i] = color.NRGBA{R: uint8(h >> 16), G: uint8(h >> 8), B: uint8(h), A: 0xff}
-	}
-	cm, err := moreland.NewLuminance(controls)
-	if err != nil {
-		return moreland.Kindlmann() // unreachable: the controls rise in luminance
-	}
-	return cm
-}
-
-func cmapAt(c palette.ColorMap, v float64) color.Color {
-	col, err := c.At(v)
-	if err != nil {
-		return color.Black
-	}
-	return col
-}
-
-func luminance(c color.Color) float64 {
-	r, g, b, _ := c.RGBA()
-	return (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)) / 0xffff
 }
 
 func categoryTicks(vals []string, rc *renderCtx) plot.ConstantTicks {
@@ -852,112 +720,6 @@ func categoryTicks(vals []string, rc *renderCtx) plot.ConstantTicks {
 		ticks[i] = plot.Tick{Value: float64(i), Label: rc.label(v)}
 	}
 	return ticks
-}
-
-// encode lays the panels out in a grid with the shared legend and colour
-// bar on the right and the figure title on top, and encodes it.
-func (f *figure) encode(format string) ([]byte, error) {
-	n := len(f.panels)
-	cols := f.cols
-	if cols <= 0 {
-		cols = min(n, 3)
-	}
-	rows := (n + cols - 1) / cols
-	pw, ph := f.panelW, f.panelH
-	if pw == 0 {
-		pw = 12 * vg.Centimeter
-	}
-	if ph == 0 {
-		ph = 9 * vg.Centimeter
-	}
-	right := vg.Length(0)
-	if f.legend != nil {
-		right += f.legendWidth() + vg.Points(12)
-	}
-	if f.colorbar != nil {
-		right += 2.4 * vg.Centimeter
-	}
-	top := vg.Length(0)
-	if n > 1 {
-		top = vg.Points(26)
-	}
-	w := vg.Length(cols)*pw + right
-	h := vg.Length(rows)*ph + top
-	bl := layoutBelow(f.below, w)
-	h += bl.height
-	var c vg.CanvasWriterTo
-	switch format {
-	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(150))}
-	case "svg":
-		c = vgsvg.New(w, h)
-	case "pdf":
-		c = vgpdf.New(w, h)
-	default:
-		return nil, fmt.Errorf("unknown format %q", format)
-	}
-	dc := draw.New(c)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	main := dc
-	main.Max.X -= right
-	main.Max.Y -= top
-	main.Min.Y += bl.height
-	grid := make([][]*plot.Plot, rows)
-	for r := range grid {
-		grid[r] = make([]*plot.Plot, cols)
-		for col := range grid[r] {
-			if k := r*cols + col; k < n {
-				grid[r][col] = f.panels[k]
-			}
-		}
-	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(10), PadY: vg.Points(10),
-		PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
-	canvases := plot.Align(grid, tiles, main)
-	for r := range grid {
-		for col, p := range grid[r] {
-			if p != nil {
-				p.Draw(canvases[r][col])
-			}
-		}
-	}
-	if n > 1 {
-		st := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(14)),
-			XAlign: text.XCenter, YAlign: text.YCenter, Handler: plot.DefaultTextHandler}
-		dc.FillText(st, vg.Point{X: (dc.Min.X + dc.Max.X - right) / 2, Y: dc.Max.Y - top/2}, f.title)
-	}
-	x := dc.Max.X - right
-	if f.colorbar != nil {
-		cbc := dc
-		cbc.Min.X = x + vg.Points(10)
-		cbc.Max.X = cbc.Min.X + 2.2*vg.Centimeter
-		cbc.Min.Y += vg.Points(30)
-		cbc.Max.Y -= top + vg.Points(24)
-		f.colorbar.Draw(cbc)
-		x = cbc.Max.X
-	}
-	if f.legend != nil {
-		lc := dc
-		lc.Min.X = x + vg.Points(8)
-		lc.Max.Y -= top + vg.Points(24)
-		f.legend.Draw(lc)
-	}
-	if len(f.below) > 0 {
-		bc := dc
-		bc.Max.Y = bc.Min.Y + bl.height
-		drawBelow(bc, f.below, bl)
-	}
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(io.Writer(&buf)); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func (f *figure) legendWidth() vg.Length {
-	r := f.legend.Rectangle(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: 1000, Y: 1000}}})
-	return r.Max.X - r.Min.X
 }
 
 type clampedPoint struct {
@@ -983,7 +745,7 @@ func (f *figure) drawClamped(p *plot.Plot) plot.Thumbnailer {
 		if err != nil {
 			continue
 		}
-		s.GlyphStyle = draw.GlyphStyle{Color: c.color, Radius: vg.Points(4), Shape: downTriangle{}}
+		s.GlyphStyle = draw.GlyphStyle{Color: c.color, Radius: vg.Points(4), Shape: figures.DownTriangle{}}
 		p.Add(s)
 		if first == nil {
 			first = s
@@ -997,93 +759,4 @@ func (f *figure) drawClamped(p *plot.Plot) plot.Thumbnailer {
 		p.Y.Min, p.Y.Max = floor/10, floor*10
 	}
 	return first
-}
-
-// downTriangle is a hollow triangle pointing down: "below this".
-type downTriangle struct{}
-
-func (downTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
-	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1)})
-	r := sty.Radius
-	var path vg.Path
-	path.Move(vg.Point{X: pt.X - r, Y: pt.Y + r*0.6})
-	path.Line(vg.Point{X: pt.X + r, Y: pt.Y + r*0.6})
-	path.Line(vg.Point{X: pt.X, Y: pt.Y - r})
-	path.Close()
-	c.Stroke(path)
-}
-
-// seriesStyle is a series' colour and dashes fixed by the config.
-type seriesStyle struct {
-	color  color.NRGBA
-	dashes []vg.Length
-}
-
-var namedColors = map[string]color.NRGBA{
-	"blue": {0x1f, 0x4e, 0xc8, 0xff}, "green": {0x1a, 0x9a, 0x3c, 0xff}, "red": {0xd6, 0x27, 0x28, 0xff},
-	"black": {0x00, 0x00, 0x00, 0xff}, "orange": {0xff, 0x7f, 0x0e, 0xff}, "purple": {0x80, 0x3c, 0xa0, 0xff},
-	"grey": {0x70, 0x70, 0x70, 0xff}, "brown": {0x8c, 0x56, 0x4b, 0xff},
-}
-
-var namedDashes = map[string][]vg.Length{
-	"solid": nil, "dashed": {vg.Points(6), vg.Points(3)}, "dotted": {vg.Points(1.5), vg.Points(2)},
-}
-
-// parseSeriesStyles reads series_style values "COLOUR" or "COLOUR dashed"
-// (COLOUR: a name or #rrggbb; dashes: solid, dashed, dotted).
-func parseSeriesStyles(m map[string]string) (map[string]seriesStyle, error) {
-	out := map[string]seriesStyle{}
-	for _, k := range sortedKeys(m) {
-		f := strings.Fields(m[k])
-		if len(f) == 0 || len(f) > 2 {
-			return nil, fmt.Errorf("series_style %q = %q: want \"COLOUR\" or \"COLOUR DASHES\"", k, m[k])
-		}
-		var st seriesStyle
-		if c, ok := namedColors[f[0]]; ok {
-			st.color = c
-		} else if len(f[0]) == 7 && f[0][0] == '#' {
-			h, err := strconv.ParseUint(f[0][1:], 16, 32)
-			if err != nil {
-				return nil, fmt.Errorf("series_style %q: colour %q is not #rrggbb", k, f[0])
-			}
-			st.color = color.NRGBA{R: uint8(h >> 16), G: uint8(h >> 8), B: uint8(h), A: 0xff}
-		} else {
-			return nil, fmt.Errorf("series_style %q: unknown colour %q; names: %s, or #rrggbb", k, f[0], strings.Join(sortedKeys(namedColors), ", "))
-		}
-		if len(f) == 2 {
-			d, ok := namedDashes[f[1]]
-			if !ok {
-				return nil, fmt.Errorf("series_style %q: unknown dashes %q; valid: dashed, dotted, solid", k, f[1])
-			}
-			st.dashes = d
-		}
-		out[k] = st
-	}
-	return out, nil
-}
-
-// maxTitleRunes is the longest title line of a single-panel figure (about
-// the width of its plot area at the default size and font).
-const maxTitleRunes = 60
-
-// wrapTitle breaks s at spaces into lines of at most max runes (a longer
-// word stays whole on its own line); existing line breaks are kept.
-func wrapTitle(s string, max int) string {
-	var out []string
-	for _, para := range strings.Split(s, "\n") {
-		line := ""
-		for _, w := range strings.Fields(para) {
-			switch {
-			case line == "":
-				line = w
-			case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= max:
-				line += " " + w
-			default:
-				out = append(out, line)
-				line = w
-			}
-		}
-		out = append(out, line)
-	}
-	return strings.Join(out, "\n")
 }

@@ -67,18 +67,6 @@ func TestClipLow(t *testing.T) {
 	}
 }
 
-func TestSeriesStyleErrors(t *testing.T) {
-	for _, bad := range []map[string]string{{"a": "teal"}, {"a": "blue wavy"}, {"a": "#12345z"}, {"a": ""}} {
-		if _, err := parseSeriesStyles(bad); err == nil {
-			t.Errorf("%v accepted", bad)
-		}
-	}
-	st, err := parseSeriesStyles(map[string]string{"a": "#1f77b4 dotted", "b": "green"})
-	if err != nil || st["a"].color.B != 0xb4 || len(st["a"].dashes) != 2 || st["b"].dashes != nil {
-		t.Errorf("parsed %+v, %v", st, err)
-	}
-}
-
 // A positive mean below the smallest positive value (one run negative) must
 // keep its error bar inside (0, y]: gonum draws y − |low|.
 func TestLogBandStaysPositive(t *testing.T) {
@@ -94,25 +82,5 @@ func TestLogBandStaysPositive(t *testing.T) {
 	p := pts[0]
 	if !(p.ylo > 0 && p.ylo <= p.y && p.yhi >= p.y) {
 		t.Errorf("band [%g, %g] around %g", p.ylo, p.yhi, p.y)
-	}
-}
-
-// Long single-panel titles are wrapped at spaces, never past the limit
-// unless one word is longer; line breaks already there stay.
-func TestWrapTitle(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		max  int
-		want string
-	}{
-		{"short title", 60, "short title"},
-		{"Figure 2: ODVFF test log-likelihood against |β|, SGPR dashed (quick profile)", 40,
-			"Figure 2: ODVFF test log-likelihood\nagainst |β|, SGPR dashed (quick profile)"},
-		{"a verylongwordthatdoesnotfit b", 5, "a\nverylongwordthatdoesnotfit\nb"},
-		{"first line\nsecond line here", 11, "first line\nsecond line\nhere"},
-	} {
-		if got := wrapTitle(c.in, c.max); got != c.want {
-			t.Errorf("wrapTitle(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
-		}
 	}
 }

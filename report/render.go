@@ -290,7 +290,7 @@ func render(spec Spec, q querier, dbName, outDir string, opts Options, cov *Cove
 			return sum, fmt.Errorf("report: figure %s: %w", fs.Name, err)
 		}
 		for _, format := range formats {
-			data, err := fig.encode(format)
+			data, err := fig.Encode(format)
 			if err != nil {
 				return sum, fmt.Errorf("report: figure %s: %w", fs.Name, err)
 			}
@@ -584,7 +584,7 @@ func (rc *renderCtx) writeIndexFigure(b *strings.Builder, fs FigureSpec, fig *fi
 
 // writeIndexFigureAt is writeIndexFigure under a heading of the given level.
 func (rc *renderCtx) writeIndexFigureAt(b *strings.Builder, heading string, fs FigureSpec, fig *figure, formats []string) {
-	fmt.Fprintf(b, "%s %s\n\n", heading, fig.title)
+	fmt.Fprintf(b, "%s %s\n\n", heading, fig.Title)
 	img := ""
 	for _, f := range formats {
 		if f == "png" || (img == "" && f == "svg") {
@@ -592,7 +592,7 @@ func (rc *renderCtx) writeIndexFigureAt(b *strings.Builder, heading string, fs F
 		}
 	}
 	if img != "" {
-		fmt.Fprintf(b, "![%s](%s)\n\n", mdOneLine(fig.title), img)
+		fmt.Fprintf(b, "![%s](%s)\n\n", mdOneLine(fig.Title), img)
 	}
 	if fs.Caption != "" {
 		fmt.Fprintf(b, "%s\n\n", fs.Caption)

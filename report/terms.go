@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"sgplab/figures"
 	"sgplab/results"
 )
 
@@ -26,7 +27,7 @@ func buildTerms(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 			return nil, err
 		}
 	}
-	styles, err := parseSeriesStyles(fs.SeriesStyle)
+	styles, err := figures.ParseStyles(fs.SeriesStyle)
 	if err != nil {
 		return nil, err
 	}
@@ -69,9 +70,9 @@ func buildTerms(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 			if err != nil {
 				return nil, err
 			}
-			l.LineStyle = seriesLine(i)
+			l.LineStyle = figures.SeriesLine(i)
 			if st, ok := styles[name]; ok {
-				l.LineStyle.Color, l.LineStyle.Dashes = st.color, st.dashes
+				l.LineStyle.Color, l.LineStyle.Dashes = st.Color, st.Dashes
 			}
 			l.LineStyle.Width = vg.Points(1.8)
 			p.Add(l)
@@ -87,14 +88,14 @@ func buildTerms(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 			}
 			verticals = append(verticals, vline{p: p, xs: zx})
 		}
-		f.panels = append(f.panels, p)
+		f.Panels = append(f.Panels, p)
 	}
 	if !math.IsInf(ymin, 1) {
 		pad := 0.05 * (ymax - ymin)
 		if pad == 0 {
 			pad = 0.05 * math.Max(math.Abs(ymax), 1)
 		}
-		for _, p := range f.panels {
+		for _, p := range f.Panels {
 			p.Y.Min, p.Y.Max = ymin-pad, ymax+pad
 		}
 		for _, v := range verticals {
@@ -103,7 +104,7 @@ func buildTerms(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 				if err != nil {
 					return nil, err
 				}
-				l.LineStyle.Color = namedColors["grey"]
+				l.LineStyle.Color = figures.Grey
 				l.LineStyle.Width = vg.Points(0.8)
 				l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 				v.p.Add(l)
@@ -115,8 +116,8 @@ func buildTerms(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 		}
 	}
 	if len(inLegend) > 0 {
-		styleLegend(&legend)
-		f.legend = &legend
+		figures.StyleLegend(&legend)
+		f.Legend = &legend
 	}
 	f.describe = fmt.Sprintf("per panel one run's columns %s of the per-run array %q against its input x0", strings.Join(fs.Lines, ", "), fs.Artifact)
 	if len(verticals) > 0 {

@@ -156,10 +156,10 @@ func TestDotsRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.panels) != 2 {
-		t.Fatalf("%d panels, want 2", len(f.panels))
+	if len(f.Panels) != 2 {
+		t.Fatalf("%d panels, want 2", len(f.Panels))
 	}
-	for _, p := range f.panels {
+	for _, p := range f.Panels {
 		lo, hi := 2-math.Sqrt2, 12+math.Sqrt2
 		if !(p.X.Min < lo && p.X.Max > hi) {
 			t.Errorf("panel %s: x range [%g, %g] does not hold [%g, %g]", p.Title.Text, p.X.Min, p.X.Max, lo, hi)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"sgplab/figures"
 	"sgplab/results"
 )
 
@@ -212,7 +213,7 @@ func (v *validator) figure(p string, f *FigureSpec) {
 	if f.filter, err = parseFilter(f.Filter); err != nil {
 		bad(".filter", "%v", err)
 	}
-	if _, err := parseSeriesStyles(f.SeriesStyle); err != nil {
+	if _, err := figures.ParseStyles(f.SeriesStyle); err != nil {
 		bad(".series_style", "%v", err)
 	}
 }
