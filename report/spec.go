@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"sgplab/claims"
+	"sgplab/internal/tomlline"
 )
 
 // Spec is the report part of a paper config: what to draw from the
@@ -453,3 +454,26 @@ func list(xs []string) string {
 	}
 	return strings.Join(xs, ", ")
 }
+
+// locator says where a key of the config is written: "file:line", or the
+// file alone when the key is not written (a default, a missing key).
+type locator struct {
+	file string
+	ix   tomlline.Index
+}
+
+func newLocator(file, src string) *locator { return &locator{file: file, ix: tomlline.Scan(src)} }
+
+func (l *locator) format(line int) string {
+	if line == 0 {
+		return l.file
+	}
+	return l.file + ":" + strconv.Itoa(line)
+}
+
+// at is the place of the key path or of its nearest written ancestor.
+func (l *locator) at(path string) string { return l.format(l.ix.Line(path)) }
+
+// firstUnindexed is the first place of a key path given without element
+// indices, as the TOML decoder reports undecoded keys.
+func (l *locator) firstUnindexed(path string) string { return l.format(l.ix.FirstUnindexed(path)) }

@@ -82,53 +82,6 @@ func TestParseIgnoresRunnerKeys(t *testing.T) {
 	}
 }
 
-func TestLocator(t *testing.T) {
-	src := `name = "x"   # comment with = sign
-[[table]]
-name = "a"
-query = """
-not = a key
-"""
-[[table.paper]]
-row = "r"
-[[table]]
-name = "b"
-rows = [
-  "x = y",
-]
-[[table.paper]]
-value = 1
-[[table.paper]]
-value = 2
-[report.labels]
-"a.b" = "c"
-`
-	l := newLocator("f.toml", src)
-	cases := map[string]string{
-		"name":                    "f.toml:1",
-		"table[0].name":           "f.toml:3",
-		"table[0].query":          "f.toml:4",
-		"table[0].paper[0].row":   "f.toml:8",
-		"table[1].name":           "f.toml:10",
-		"table[1].paper[0].value": "f.toml:15",
-		"table[1].paper[1].value": "f.toml:17",
-		"table[1].paper[1].std":   "f.toml:16", // falls back to the element header
-		"report.labels.a.b":       "f.toml:19",
-		"figure[0].kind":          "f.toml",
-	}
-	for path, want := range cases {
-		if got := l.at(path); got != want {
-			t.Errorf("at(%q) = %q, want %q", path, got, want)
-		}
-	}
-	if _, ok := l.lines["table[0].not"]; ok {
-		t.Error("a line inside a multi-line string was read as a key")
-	}
-	if got := l.firstUnindexed("table.paper.value"); got != "f.toml:15" {
-		t.Errorf("firstUnindexed = %q", got)
-	}
-}
-
 // TestClaimErrorsLocated: the problems claims.Check, claims.Compile and
 // claims.CheckDerived find are reported at the line of their key, or of
 // the [[claim]] / [[report.derive]] header when the key is not written.

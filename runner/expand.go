@@ -274,7 +274,7 @@ func (x *expander) grid(g *Grid) {
 	for i, u := range used {
 		if !u && len(*x.es) == 0 {
 			k := fmt.Sprintf("%s.exclude[%d]", key, i)
-			x.warnings = append(x.warnings, fmt.Sprintf("%s:%d: %s: exclude matches no run of grid %q", x.f.Path, x.f.lines.line(k), k, g.Name))
+			x.warnings = append(x.warnings, fmt.Sprintf("%s:%d: %s: exclude matches no run of grid %q", x.f.Path, x.f.lines.Line(k), k, g.Name))
 		}
 	}
 	for i, inc := range asArray(raw["include"]) {
@@ -408,7 +408,7 @@ func (x *expander) warnUnswept(s *settings, m methods.Method, dropped map[string
 	}
 	pk := s.key + ".params." + swept[0]
 	msg := fmt.Sprintf("%s:%d: %s: the grid sweeps %s, but method %s follows none of them (%s), so it runs once per dataset and split",
-		x.f.Path, x.f.lines.line(pk), s.key+".params", strings.Join(swept, ", "), m.Name, strings.Join(why, "; "))
+		x.f.Path, x.f.lines.Line(pk), s.key+".params", strings.Join(swept, ", "), m.Name, strings.Join(why, "; "))
 	if !contains(x.warnings, msg) {
 		x.warnings = append(x.warnings, msg)
 	}
@@ -621,7 +621,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			return
 		}
 	}
-	source := fmt.Sprintf("%s:%d", f.Path, f.lines.line(key))
+	source := fmt.Sprintf("%s:%d", f.Path, f.lines.Line(key))
 	type planned struct {
 		plan methods.Plan
 		ok   bool

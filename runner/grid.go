@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"sgplab/internal/anyconv"
+	"sgplab/internal/tomlline"
 )
 
 // File is a parsed and structurally validated grid file (experiments/*.toml
@@ -27,7 +28,7 @@ type File struct {
 	Profiles    map[string]Profile
 	Grids       []*Grid
 
-	lines lineIndex
+	lines tomlline.Index
 }
 
 // Profile is a named set of overrides (e.g. quick) applied to every grid.
@@ -137,7 +138,7 @@ func Parse(path, src string) (*File, error) {
 		}
 		return nil, Errors{{File: path, Msg: err.Error()}}
 	}
-	f := &File{Path: path, lines: indexLines(src), Profiles: map[string]Profile{}}
+	f := &File{Path: path, lines: tomlline.Scan(src), Profiles: map[string]Profile{}}
 	var es Errors
 	valid := append(append([]string(nil), runnerTopKeys...), figuresTopKeys...)
 	for _, k := range sortedKeys(raw) {
@@ -284,7 +285,7 @@ func (f *File) str(es *Errors, t map[string]any, prefix, k string) string {
 	}
 	s, ok := v.(string)
 	if !ok {
-		f.errorf(es, join(prefix, k), "want a string, got %s", typeName(v))
+		f.errorf(es, tomlline.Join(prefix, k), "want a string, got %s", typeName(v))
 	}
 	return s
 }
@@ -293,7 +294,7 @@ func (f *File) str(es *Errors, t map[string]any, prefix, k string) string {
 func (f *File) checkTable(es *Errors, prefix string, t map[string]any, kinds map[string]kind) {
 	valid := sortedKeys(kinds)
 	for _, k := range sortedKeys(t) {
-		key := join(prefix, k)
+		key := tomlline.Join(prefix, k)
 		kd, ok := kinds[k]
 		if !ok {
 			f.errorf(es, key, "unknown key; valid keys: %s", strings.Join(valid, ", "))
@@ -332,11 +333,11 @@ func (f *File) checkFilter(es *Errors, prefix string, t map[string]any) {
 		switch k {
 		case "method", "split", "seed":
 			if msg := checkKind(map[string]kind{"method": kStrings, "split": kInts, "seed": kInts}[k], v); msg != "" {
-				f.errorf(es, join(prefix, k), "%s", msg)
+				f.errorf(es, tomlline.Join(prefix, k), "%s", msg)
 			}
 			continue
 		case "include", "exclude", "name", "methods", "datasets", "splits", "seeds":
-			f.errorf(es, join(prefix, k), "not allowed here; use method, dataset, split, seed, a fit setting or a parameter name")
+			f.errorf(es, tomlline.Join(prefix, k), "not allowed here; use method, dataset, split, seed, a fit setting or a parameter name")
 			continue
 		case "params", "dataset":
 			if _, ok := v.(map[string]any); ok {
@@ -345,12 +346,12 @@ func (f *File) checkFilter(es *Errors, prefix string, t map[string]any) {
 		}
 		if kd, ok := gridKeys[k]; ok && kd != kTable && kd != kTables && kd != kArray {
 			if msg := checkKind(kd, v); msg != "" {
-				f.errorf(es, join(prefix, k), "%s", msg)
+				f.errorf(es, tomlline.Join(prefix, k), "%s", msg)
 			}
 			continue
 		}
 		if _, ok := v.(map[string]any); ok {
-			f.errorf(es, join(prefix, k), "a parameter value cannot be a table")
+			f.errorf(es, tomlline.Join(prefix, k), "a parameter value cannot be a table")
 		}
 	}
 }

@@ -1,18 +1,23 @@
-package runner
+// Package tomlline finds the line on which a TOML key is defined, so that
+// a config's errors can say file:line. The TOML decoder reports positions
+// only for syntax errors, not for keys, and not at all for the elements of
+// arrays of tables; a light scan of the source recovers them, numbering
+// the elements of arrays of tables ("figure[2].kind" is the kind of the
+// third [[figure]]).
+package tomlline
 
 import (
 	"strconv"
 	"strings"
 )
 
-// lineIndex maps resolved TOML key paths ("grid[1].params.num_inducing") to
-// the line on which they are defined. BurntSushi/toml does not expose key
-// positions for elements of arrays of tables, so validation errors would
-// otherwise have no line; a light scan of the file recovers them.
-type lineIndex map[string]int
+// Index maps resolved key paths ("grid[1].params.num_inducing") to the
+// line (from 1) on which they are defined.
+type Index map[string]int
 
-// line returns the line of path or of its nearest defined ancestor (0 if none).
-func (ix lineIndex) line(path string) int {
+// Line returns the line of path or of its nearest defined ancestor, 0 if
+// none is defined.
+func (ix Index) Line(path string) int {
 	for path != "" {
 		if l, ok := ix[path]; ok {
 			return l
@@ -26,8 +31,9 @@ func (ix lineIndex) line(path string) int {
 	return 0
 }
 
-func indexLines(src string) lineIndex {
-	ix := lineIndex{}
+// Scan indexes the keys and table headers of a TOML document.
+func Scan(src string) Index {
+	ix := Index{}
 	count := map[string]int{} // array-of-tables path → elements seen
 	table := ""               // resolved path of the current table
 	lines := strings.Split(src, "\n")
@@ -57,7 +63,7 @@ func indexLines(src string) lineIndex {
 		}
 		path := table
 		for _, k := range splitKey(s[:eq]) {
-			path = join(path, k)
+			path = Join(path, k)
 		}
 		if _, dup := ix[path]; !dup {
 			ix[path] = i + 1
@@ -72,12 +78,42 @@ func indexLines(src string) lineIndex {
 	return ix
 }
 
+// FirstUnindexed returns the first line of a key path written without
+// element indices, as the TOML decoder reports undecoded keys
+// ("table.paper.vlue" for any [[table.paper]]), 0 if none.
+func (ix Index) FirstUnindexed(path string) int {
+	best := 0
+	for k, n := range ix {
+		if stripIndices(k) == path && (best == 0 || n < best) {
+			best = n
+		}
+	}
+	return best
+}
+
+// stripIndices drops the element indices of a resolved path.
+func stripIndices(p string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range p {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // resolve turns a header's dotted keys into a path with the current index of
 // every enclosing array of tables, advancing the count for a [[header]].
 func resolve(keys []string, isArray bool, count map[string]int) string {
 	cur := ""
 	for i, k := range keys {
-		p := join(cur, k)
+		p := Join(cur, k)
 		if i == len(keys)-1 && isArray {
 			n := count[p]
 			count[p] = n + 1
@@ -95,7 +131,8 @@ func resolve(keys []string, isArray bool, count map[string]int) string {
 	return cur
 }
 
-func join(a, b string) string {
+// Join is the path of key b below path a ("" is the top level).
+func Join(a, b string) string {
 	if a == "" {
 		return b
 	}
