@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func TestClaim(t *testing.T) {
+func TestLease(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.db")
 	a, err := Open(path)
 	if err != nil {
@@ -23,22 +23,22 @@ func TestClaim(t *testing.T) {
 	defer b.Close()
 	since := time.Now()
 	wa, wb := NewWorker("ha", time.Hour), NewWorker("hb", time.Hour)
-	claim := func(s *Store, w Worker, id string, since time.Time, force bool) ClaimResult {
+	take := func(s *Store, w Worker, id string, since time.Time, force bool) LeaseResult {
 		t.Helper()
-		res, _, err := s.Claim(sampleRun(id), w, since, force)
+		res, _, err := s.Lease(sampleRun(id), w, since, force)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
-	if got := claim(a, wa, "r1", since, false); got != Claimed {
+	if got := take(a, wa, "r1", since, false); got != Leased {
 		t.Fatalf("first claim: %v", got)
 	}
-	if got := claim(b, wb, "r1", since, false); got != HeldByOther {
+	if got := take(b, wb, "r1", since, false); got != HeldByOther {
 		t.Errorf("claim of a live worker's run: %v, want HeldByOther", got)
 	}
-	if got := claim(a, wa, "r1", since, false); got != Claimed {
-		t.Errorf("the holder re-claiming its own run: %v, want Claimed", got)
+	if got := take(a, wa, "r1", since, false); got != Leased {
+		t.Errorf("the holder re-claiming its own run: %v, want Leased", got)
 	}
 	// Finished during the sweep: nobody repeats it, whatever its status.
 	r := sampleRun("r1")
@@ -46,30 +46,30 @@ func TestClaim(t *testing.T) {
 	if err := a.SaveRun(r, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if cs, _ := a.Claims(nil); len(cs) != 0 {
+	if cs, _ := a.Leases(nil); len(cs) != 0 {
 		t.Errorf("claims after the run was recorded: %v", cs)
 	}
-	if got := claim(b, wb, "r1", since, false); got != Finished {
+	if got := take(b, wb, "r1", since, false); got != Finished {
 		t.Errorf("claim of a run that failed during this sweep: %v, want Finished", got)
 	}
 	// A later sweep retries the failure.
-	if got := claim(b, wb, "r1", time.Now(), false); got != Claimed {
-		t.Errorf("a new sweep claiming a failed run: %v, want Claimed", got)
+	if got := take(b, wb, "r1", time.Now(), false); got != Leased {
+		t.Errorf("a new sweep claiming a failed run: %v, want Leased", got)
 	}
 	// Done runs are skipped unless forced; forced ones once per sweep.
 	r.Status, r.Error, r.Finished = StatusDone, "", time.Now().UTC()
 	if err := b.SaveRun(r, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := claim(a, wa, "r1", time.Now(), false); got != Finished {
+	if got := take(a, wa, "r1", time.Now(), false); got != Finished {
 		t.Errorf("claim of a done run: %v, want Finished", got)
 	}
-	if got := claim(a, wa, "r1", time.Now(), true); got != Claimed {
-		t.Errorf("forced claim of a run done before the sweep: %v, want Claimed", got)
+	if got := take(a, wa, "r1", time.Now(), true); got != Leased {
+		t.Errorf("forced claim of a run done before the sweep: %v, want Leased", got)
 	}
 	// A dead worker's claim is taken over once stale, and reads as interrupted.
 	dead := NewWorker("hdead", 50*time.Millisecond)
-	if got := claim(a, dead, "r2", since, false); got != Claimed {
+	if got := take(a, dead, "r2", since, false); got != Leased {
 		t.Fatalf("claim r2: %v", got)
 	}
 	if st, _ := b.Statuses([]string{"r2"}); st["r2"] != StatusRunning {
@@ -79,12 +79,12 @@ func TestClaim(t *testing.T) {
 	if st, _ := b.Statuses([]string{"r2"}); st["r2"] != StatusInterrupted {
 		t.Errorf("stale claim reads %q, want interrupted", st["r2"])
 	}
-	if got := claim(b, wb, "r2", since, false); got != Claimed {
-		t.Errorf("takeover of a stale claim: %v, want Claimed", got)
+	if got := take(b, wb, "r2", since, false); got != Leased {
+		t.Errorf("takeover of a stale claim: %v, want Leased", got)
 	}
 	// Heartbeats keep claims alive.
 	live := NewWorker("hlive", 100*time.Millisecond)
-	_, l3, err := a.Claim(sampleRun("r3"), live, since, false)
+	_, l3, err := a.Lease(sampleRun("r3"), live, since, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,21 +94,21 @@ func TestClaim(t *testing.T) {
 			t.Fatalf("heartbeat: lost %v, %v", lost, err)
 		}
 	}
-	if got := claim(b, wb, "r3", since, false); got != HeldByOther {
+	if got := take(b, wb, "r3", since, false); got != HeldByOther {
 		t.Errorf("claim of a heartbeating worker's run after 160 ms: %v, want HeldByOther", got)
 	}
 	// Pruning a run drops its claim too.
 	if _, err := a.DeleteRuns([]string{"r3"}); err != nil {
 		t.Fatal(err)
 	}
-	if cs, err := a.Claims([]string{"r3"}); err != nil || len(cs) != 0 {
+	if cs, err := a.Leases([]string{"r3"}); err != nil || len(cs) != 0 {
 		t.Errorf("claims of a deleted run: %v (%v)", cs, err)
 	}
 }
 
-// TestClaimRace: many goroutines on separate connection pools claim the
+// TestLeaseRace: many goroutines on separate connection pools claim the
 // same runs; each run is granted exactly once.
-func TestClaimRace(t *testing.T) {
+func TestLeaseRace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.db")
 	const workers, runs = 6, 30
 	stores := make([]*Store, workers)
@@ -130,12 +130,12 @@ func TestClaimRace(t *testing.T) {
 			defer wg.Done()
 			w := NewWorker(fmt.Sprintf("h%d", i), time.Hour)
 			for r := range runs {
-				res, _, err := s.Claim(sampleRun(fmt.Sprintf("r%02d", r)), w, since, false)
+				res, _, err := s.Lease(sampleRun(fmt.Sprintf("r%02d", r)), w, since, false)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				if res == Claimed {
+				if res == Leased {
 					mu.Lock()
 					granted[r]++
 					mu.Unlock()
@@ -183,12 +183,12 @@ func TestReadVersion2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rw.Close()
-	if _, _, err := rw.Claim(sampleRun("new"), NewWorker("h", time.Hour), time.Now(), false); err != nil {
+	if _, _, err := rw.Lease(sampleRun("new"), NewWorker("h", time.Hour), time.Now(), false); err != nil {
 		t.Errorf("claim after migrating a version-2 database: %v", err)
 	}
 }
 
-// BenchmarkMarkRunning and BenchmarkClaim compare recording a run as
+// BenchmarkMarkRunning and BenchmarkLease compare recording a run as
 // running without and with a claim (the claim's cost per run).
 func BenchmarkMarkRunning(b *testing.B) {
 	s, err := Open(filepath.Join(b.TempDir(), "r.db"))
@@ -203,7 +203,7 @@ func BenchmarkMarkRunning(b *testing.B) {
 	}
 }
 
-func BenchmarkClaim(b *testing.B) {
+func BenchmarkLease(b *testing.B) {
 	s, err := Open(filepath.Join(b.TempDir(), "r.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -212,7 +212,7 @@ func BenchmarkClaim(b *testing.B) {
 	w := NewWorker("bench", time.Hour)
 	since := time.Now()
 	for i := 0; b.Loop(); i++ {
-		if _, _, err := s.Claim(sampleRun(fmt.Sprintf("r%d", i%100)), w, since, false); err != nil {
+		if _, _, err := s.Lease(sampleRun(fmt.Sprintf("r%d", i%100)), w, since, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,12 +10,12 @@ import (
 	"time"
 )
 
-// Worker identifies one sweeping process for claims.
+// Worker identifies one sweeping process for leases.
 type Worker struct {
 	ID   string // unique per process and sweep, e.g. host:pid:nonce
 	Host string
 	PID  int
-	// StaleAfter is how long after its last heartbeat this worker's claims
+	// StaleAfter is how long after its last heartbeat this worker's leases
 	// count as dead; it should be several heartbeat intervals.
 	StaleAfter time.Duration
 }
@@ -26,18 +26,18 @@ func NewWorker(host string, staleAfter time.Duration) Worker {
 	return Worker{ID: fmt.Sprintf("%s:%d:%d", host, pid, time.Now().UnixNano()), Host: host, PID: pid, StaleAfter: staleAfter}
 }
 
-// ClaimResult says why a claim was or was not granted.
-type ClaimResult int
+// LeaseResult says why a lease was or was not granted.
+type LeaseResult int
 
 const (
-	Claimed     ClaimResult = iota // the run is ours: recorded as running with our claim
+	Leased      LeaseResult = iota // the run is ours: recorded as running with our lease
 	HeldByOther                    // another live worker holds it
 	Finished                       // done (not forced), or finished during this sweep
 )
 
-// Lease is a granted claim: the run, the worker and the claim's fencing
+// Lease is a granted lease: the run, the worker and the lease's fencing
 // token. Tokens come from one counter per database (lease_tokens), so no
-// two claims ever share one, and a worker writes a run (SaveLeased) only
+// two leases ever share one, and a worker writes a run (SaveLeased) only
 // while the run's claims row still holds its worker and token.
 type Lease struct {
 	RunID, Worker string
@@ -45,16 +45,16 @@ type Lease struct {
 }
 
 // ErrLeaseLost is matched (errors.Is) by the *LeaseLostError a leased write
-// returns when the writer no longer holds the run's claim.
+// returns when the writer no longer holds the run's lease.
 var ErrLeaseLost = errors.New("results: lease lost")
 
 // LeaseLostError says that a write under Lease was refused, and wrote
-// nothing, because the run's claim is no longer that lease: another worker
+// nothing, because the run is no longer held under that lease: another worker
 // took it over (the writer was suspended or cut off past its stale window),
 // or the run was deleted.
 type LeaseLostError struct {
 	Lease Lease
-	// Holder is the worker whose claim the run has now; "" if none.
+	// Holder is the worker whose lease the run has now; "" if none.
 	Holder string
 }
 
@@ -72,7 +72,7 @@ func (e *LeaseLostError) Is(target error) bool { return target == ErrLeaseLost }
 // checkLease returns a *LeaseLostError unless the claims row of l.RunID
 // holds l's worker and token. Called inside a write transaction (BEGIN
 // IMMEDIATE, so the write lock is held), the answer stays true until that
-// transaction ends: no other claim can be granted in between, however long
+// transaction ends: no other lease can be granted in between, however long
 // this process is suspended.
 func checkLease(ctx context.Context, tx *sql.Tx, l Lease) error {
 	var worker string
@@ -89,16 +89,16 @@ func checkLease(ctx context.Context, tx *sql.Tx, l Lease) error {
 	return nil
 }
 
-// Claim takes run r for worker w in one write transaction: it succeeds
-// when no other worker holds a live claim on it, the run is not done
+// Lease takes run r for worker w in one write transaction: it succeeds
+// when no other worker holds a live lease on it, the run is not done
 // (unless force) and it has not finished since since (a run another worker
 // finished or failed during this sweep is not repeated by it). On success
-// the run is recorded as running (MarkRunning) and the claim row written
+// the run is recorded as running (MarkRunning) and the claims row written
 // with a new token in the same transaction, so no two workers can both
 // start it; the Lease returned is what SaveLeased and Heartbeat need. A
-// dead claim (heartbeat older than its stale_ms) is taken over, which
+// dead lease (heartbeat older than its stale_ms) is taken over, which
 // fences off its old holder.
-func (s *Store) Claim(r Run, w Worker, since time.Time, force bool) (ClaimResult, Lease, error) {
+func (s *Store) Lease(r Run, w Worker, since time.Time, force bool) (LeaseResult, Lease, error) {
 	if s.readOnly {
 		return 0, Lease{}, ErrReadOnly
 	}
@@ -120,7 +120,7 @@ func (s *Store) Claim(r Run, w Worker, since time.Time, force bool) (ClaimResult
 	}
 	defer tx.Rollback()
 	// Read the clock with the lock held: a wait for the lock must not age
-	// the heartbeat written below, nor make a live claim look stale.
+	// the heartbeat written below, nor make a live lease look stale.
 	now := time.Now()
 	var worker string
 	var beat, staleMS int64
@@ -163,13 +163,13 @@ func (s *Store) Claim(r Run, w Worker, since time.Time, force bool) (ClaimResult
 	if err := tx.Commit(); err != nil {
 		return 0, Lease{}, s.wrap("claiming run "+r.ID, err)
 	}
-	return Claimed, l, nil
+	return Leased, l, nil
 }
 
 // SaveLeased is SaveRunArtifacts for the holder of lease l: in one write
-// transaction it checks that the run's claim is still l and then writes r
+// transaction it checks that the run's lease is still l and then writes r
 // (with its metrics, trace and artifacts) and, unless r is running,
-// releases the claim. When the claim is no longer l it writes nothing and
+// releases the lease. When the lease is no longer l it writes nothing and
 // returns a *LeaseLostError (errors.Is(err, ErrLeaseLost)).
 func (s *Store) SaveLeased(l Lease, r Run, metrics []Metric, trace []TracePoint, arts []Artifact) error {
 	if l.RunID != r.ID {
@@ -178,9 +178,9 @@ func (s *Store) SaveLeased(l Lease, r Run, metrics []Metric, trace []TracePoint,
 	return s.save(&l, r, metrics, trace, arts)
 }
 
-// Heartbeat refreshes the claims worker w holds and returns the leases of
+// Heartbeat refreshes the leases worker w holds and returns the leases of
 // held that it no longer holds (taken over after it looked dead, or the run
-// deleted), in one write transaction. It never revives a claim: a row
+// deleted), in one write transaction. It never revives a lease: a row
 // another worker took over is not w's to refresh.
 func (s *Store) Heartbeat(w Worker, held []Lease) (lost []Lease, err error) {
 	if s.readOnly {
@@ -225,22 +225,23 @@ func (s *Store) Heartbeat(w Worker, held []Lease) (lost []Lease, err error) {
 	return lost, nil
 }
 
-// ClaimInfo is one row of the claims table.
-type ClaimInfo struct {
+// LeaseInfo is one row of the claims table: a live or dead lease.
+type LeaseInfo struct {
 	RunID, Worker, Host string
 	PID                 int
-	Claimed, Heartbeat  time.Time
+	Taken, Heartbeat    time.Time
 	StaleAfter          time.Duration
 }
 
-// Live reports whether the claim's heartbeat is recent enough at now.
-func (c ClaimInfo) Live(now time.Time) bool { return now.Sub(c.Heartbeat) < c.StaleAfter }
+// Live reports whether the lease's heartbeat is recent enough at now.
+func (c LeaseInfo) Live(now time.Time) bool { return now.Sub(c.Heartbeat) < c.StaleAfter }
 
-// Claims returns the claims on the given runs (all claims when ids is nil).
-func (s *Store) Claims(ids []string) (map[string]ClaimInfo, error) {
-	out := map[string]ClaimInfo{}
+// Leases returns the leases on the given runs (all leases when ids is nil),
+// read from the claims table.
+func (s *Store) Leases(ids []string) (map[string]LeaseInfo, error) {
+	out := map[string]LeaseInfo{}
 	if s.version != 0 && s.version < 3 {
-		return out, nil // a version-2 database read without migration has no claims
+		return out, nil // a version-2 database read without migration has no leases
 	}
 	ctx := context.Background()
 	scan := func(q string, args ...any) error {
@@ -249,13 +250,13 @@ func (s *Store) Claims(ids []string) (map[string]ClaimInfo, error) {
 			return s.wrap("reading claims", err)
 		}
 		for rows.Next() {
-			var c ClaimInfo
+			var c LeaseInfo
 			var claimed, beat, staleMS int64
 			if err := rows.Scan(&c.RunID, &c.Worker, &c.Host, &c.PID, &claimed, &beat, &staleMS); err != nil {
 				rows.Close()
 				return s.wrap("reading claims", err)
 			}
-			c.Claimed, c.Heartbeat = time.Unix(0, claimed), time.Unix(0, beat)
+			c.Taken, c.Heartbeat = time.Unix(0, claimed), time.Unix(0, beat)
 			c.StaleAfter = time.Duration(staleMS) * time.Millisecond
 			out[c.RunID] = c
 		}
@@ -281,9 +282,9 @@ func (s *Store) Claims(ids []string) (map[string]ClaimInfo, error) {
 	return out, nil
 }
 
-// releaseClaim deletes the claim on id inside tx once the run is recorded
+// releaseLease deletes the lease on id inside tx once the run is recorded
 // with a final status (after checkLease, for a leased write).
-func releaseClaim(ctx context.Context, tx *sql.Tx, id string) error {
+func releaseLease(ctx context.Context, tx *sql.Tx, id string) error {
 	_, err := tx.ExecContext(ctx, "DELETE FROM claims WHERE run_id = ?", id)
 	return err
 }
