@@ -17,7 +17,7 @@ import (
 
 // File is a parsed and structurally validated grid file (experiments/*.toml
 // or paper_configs/*.toml). The runner owns the top-level keys name, title,
-// description, db, profiles and grid; the figures package owns table,
+// description, db, profiles and grid; the report package owns table,
 // figure, claim and report, which are accepted here and not inspected.
 type File struct {
 	Path        string
@@ -58,9 +58,9 @@ const (
 )
 
 var (
-	runnerTopKeys  = []string{"name", "title", "description", "db", "profiles", "grid"}
-	figuresTopKeys = []string{"table", "figure", "claim", "report"}
-	nameRE         = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	runnerTopKeys = []string{"name", "title", "description", "db", "profiles", "grid"}
+	reportTopKeys = []string{"table", "figure", "claim", "report"}
+	nameRE        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 )
 
 // kind is the shape a grid key accepts.
@@ -140,7 +140,7 @@ func Parse(path, src string) (*File, error) {
 	}
 	f := &File{Path: path, lines: tomlline.Scan(src), Profiles: map[string]Profile{}}
 	var es Errors
-	valid := append(append([]string(nil), runnerTopKeys...), figuresTopKeys...)
+	valid := append(append([]string(nil), runnerTopKeys...), reportTopKeys...)
 	for _, k := range sortedKeys(raw) {
 		if !contains(valid, k) {
 			f.errorf(&es, k, "unknown key; valid top-level keys: %s", strings.Join(valid, ", "))
