@@ -17,7 +17,7 @@ import (
 	"sgplab/gp/inference"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
-	"sgplab/internal/numtest"
+	"sgplab/internal/testhelp"
 )
 
 func fitSGPR(t *testing.T, raw map[string]any, train gp.Data, opt FitOptions) (*sparseModel, FitResult) {
@@ -179,14 +179,14 @@ func writeCSV(t *testing.T, z *mat.Dense) string {
 	return path
 }
 
-// naiveTitsias is numtest.TitsiasBound for kern with jitter j on Kuu.
+// naiveTitsias is testhelp.TitsiasBound for kern with jitter j on Kuu.
 func naiveTitsias(t *testing.T, kern kernels.Kernel, s *param.Set, x, z *mat.Dense, y []float64, noise, j float64) float64 {
 	t.Helper()
 	kuu := kernels.Matrix(kern, s, KernelPrefix, z, z)
 	for i := 0; i < z.RawMatrix().Rows; i++ {
 		kuu.Set(i, i, kuu.At(i, i)+j)
 	}
-	b, err := numtest.TitsiasBound(kuu, kernels.Matrix(kern, s, KernelPrefix, z, x), kernels.DiagValues(kern, s, KernelPrefix, x), y, noise)
+	b, err := testhelp.TitsiasBound(kuu, kernels.Matrix(kern, s, KernelPrefix, z, x), kernels.DiagValues(kern, s, KernelPrefix, x), y, noise)
 	if err != nil {
 		t.Fatal(err)
 	}

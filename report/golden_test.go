@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"sgplab/internal/reporttest"
+	"sgplab/internal/testhelp"
 	"sgplab/results"
 )
 
@@ -86,7 +87,8 @@ func TestGoldenReports(t *testing.T) {
 				if g, ok := got[name]; !ok {
 					t.Errorf("%s: not written", name)
 				} else if g != want[name] {
-					t.Errorf("%s differs from %s:\n%s", name, filepath.Join(dir, name), firstDiff(g, want[name]))
+					n, gl, wl := testhelp.FirstDiff(g, want[name])
+					t.Errorf("%s differs from %s at line %d:\n got: %s\nwant: %s", name, filepath.Join(dir, name), n, gl, wl)
 				}
 			}
 			for name := range got {
@@ -158,22 +160,4 @@ func writeGolden(t *testing.T, dir string, files map[string]string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// firstDiff shows the first line where got and want differ.
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < max(len(g), len(w)); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return fmt.Sprintf("line %d:\n got: %s\nwant: %s", i+1, gl, wl)
-		}
-	}
-	return "(same lines; different line endings?)"
 }

@@ -13,7 +13,7 @@ import (
 	"sgplab/gp/features"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
-	"sgplab/internal/numtest"
+	"sgplab/internal/testhelp"
 )
 
 // seBound is a squared-exponential ARD kernel written for the tests, so that
@@ -71,7 +71,7 @@ type problem struct {
 
 func newProblem(seed uint64, n, d int, noise float64) *problem {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	x := numtest.RandMat(rng, n, d, 1)
+	x := testhelp.RandMat(rng, n, d, 1)
 	y := make([]float64, n)
 	for i := range y {
 		s := 0.0

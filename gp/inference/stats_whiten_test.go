@@ -10,14 +10,14 @@ import (
 
 	"sgplab/gp/ad"
 	"sgplab/gp/param"
-	"sgplab/internal/numtest"
+	"sgplab/internal/testhelp"
 )
 
 // orthogonal returns a random m×m orthogonal matrix (QR of a Gaussian one).
 func orthogonal(seed uint64, m int) *mat.Dense {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	var qr mat.QR
-	qr.Factorize(numtest.RandMat(rng, m, m, 1))
+	qr.Factorize(testhelp.RandMat(rng, m, m, 1))
 	var q mat.Dense
 	qr.QTo(&q)
 	return &q
@@ -32,7 +32,7 @@ func TestCollapsedFromStatsWhitenMatchesDense(t *testing.T) {
 	const m = 12
 	p, omega := newCosProblem(41, 40, 2, m, 0.2)
 	rng := rand.New(rand.NewPCG(5, 5))
-	tmix := numtest.RandMat(rng, m, m, 0.3)
+	tmix := testhelp.RandMat(rng, m, m, 0.3)
 	for i := 0; i < m; i++ {
 		tmix.Set(i, i, tmix.At(i, i)+1)
 	}
@@ -87,7 +87,7 @@ func TestCollapsedFromStatsWhitenMatchesDense(t *testing.T) {
 			}
 			vd, gd := grad(bound("dense"))
 			vw, gw := grad(bound("whiten"))
-			if e := numtest.RelErr(vw, vd); e > 1e-10 {
+			if e := testhelp.RelErr(vw, vd); e > 1e-10 {
 				t.Errorf("bound with whitener %.14g, dense %.14g (rel. err %.2g)", vw, vd, e)
 			}
 			for i := range gd {

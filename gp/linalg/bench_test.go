@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	"sgplab/internal/numtest"
+	"sgplab/internal/testhelp"
 )
 
 // BenchmarkGram times A Aᵀ for the M×N shapes of the collapsed bound,
@@ -19,7 +19,7 @@ func BenchmarkGram(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	const n = 10_000
 	for _, m := range []int{100, 500, 1000} {
-		a := numtest.RandMat(rng, m, n, 1)
+		a := testhelp.RandMat(rng, m, n, 1)
 		flops := float64(n) * float64(m) * float64(m)
 		report := func(b *testing.B) {
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
@@ -54,8 +54,8 @@ func BenchmarkGramAdjoint(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	const n = 10_000
 	for _, m := range []int{100, 500, 1000} {
-		a, g := numtest.RandMat(rng, m, n, 1), numtest.RandMat(rng, m, m, 1)
-		u, v := numtest.RandMat(rng, m, 1, 1).RawMatrix().Data, numtest.RandMat(rng, n, 1, 1).RawMatrix().Data
+		a, g := testhelp.RandMat(rng, m, n, 1), testhelp.RandMat(rng, m, m, 1)
+		u, v := testhelp.RandMat(rng, m, 1, 1).RawMatrix().Data, testhelp.RandMat(rng, n, 1, 1).RawMatrix().Data
 		b.Run(fmt.Sprintf("M=%d/N=%d", m, n), func(b *testing.B) {
 			for b.Loop() {
 				GramAdjoint(g, a, u, v)
@@ -76,7 +76,7 @@ func BenchmarkDgemm(b *testing.B) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	const n = 10_000
 	for _, m := range []int{100, 500, 1000} {
-		a := numtest.RandMat(rng, m, n, 1)
+		a := testhelp.RandMat(rng, m, n, 1)
 		ar := a.RawMatrix()
 		flops := 2 * float64(n) * float64(m) * float64(m)
 		report := func(b *testing.B) {

@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"sgplab/internal/numtest"
+	"sgplab/internal/testhelp"
 )
 
 // checkedCholesky factorises in and checks L Lᵀ against the symmetric a.
@@ -32,9 +32,9 @@ func checkedCholesky(t *testing.T, in, a *mat.Dense) *mat.Dense {
 func TestCholesky(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, n := range []int{1, 2, 17, 150, cholSplitMin + cholRows + 37} {
-		a := mat.DenseCopyOf(numtest.RandSPD(rng, n, 1))
+		a := mat.DenseCopyOf(testhelp.RandSPD(rng, n, 1))
 		// An asymmetric perturbation must be ignored up to symmetrisation.
-		skew := numtest.RandMat(rng, n, n, 1)
+		skew := testhelp.RandMat(rng, n, n, 1)
 		skew.Sub(skew, skew.T())
 		skew.Scale(1e-3, skew)
 		var in mat.Dense
@@ -157,11 +157,11 @@ func TestSolves(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	for _, sz := range [][2]int{{1, 1}, {5, 3}, {200, 201}, {300, 7}} {
 		n, k := sz[0], sz[1]
-		l, err := Cholesky(mat.DenseCopyOf(numtest.RandSPD(rng, n, 1)))
+		l, err := Cholesky(mat.DenseCopyOf(testhelp.RandSPD(rng, n, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := numtest.RandMat(rng, n, k, 1)
+		b := testhelp.RandMat(rng, n, k, 1)
 		var a mat.Dense
 		a.Mul(l, l.T())
 		tests := []struct {
@@ -235,7 +235,7 @@ func TestCholeskyBlocked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	// Both row-block heights: below and above cholRowsMin.
 	for _, n := range []int{cholSplitMin + 2*cholRowsFor(cholSplitMin) + 3, cholRowsMin + 3} {
-		a := mat.DenseCopyOf(numtest.RandSPD(rng, n, 1))
+		a := mat.DenseCopyOf(testhelp.RandSPD(rng, n, 1))
 		sameBitsOnProcs(t, "factor", func() (*mat.Dense, error) { return Cholesky(a) })
 		checkedCholesky(t, a, a)
 		bad := mat.DenseCopyOf(a)

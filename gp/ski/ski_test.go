@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"sgplab/internal/numtest"
+	"sgplab/internal/testhelp"
 )
 
 // problem is a small SKI problem with its dense reference matrices.
@@ -179,7 +179,7 @@ func TestToeplitzMatchesDense(t *testing.T) {
 		}
 		got := append([]float64(nil), v...)
 		tp.mulStrided(got, 0, 1, w)
-		if e := numtest.RelNormErr(got, want); e > 1e-13 {
+		if e := testhelp.RelNormErr(got, want); e > 1e-13 {
 			t.Errorf("n = %d: relative error %.3g", n, e)
 		}
 	}
@@ -198,7 +198,7 @@ func TestMulMatchesDense(t *testing.T) {
 		for j := range src {
 			var want mat.VecDense
 			want.MulVec(k, mat.NewVecDense(c.n, src[j]))
-			if e := numtest.RelNormErr(dst[j], want.RawVector().Data); e > 1e-12 {
+			if e := testhelp.RelNormErr(dst[j], want.RawVector().Data); e > 1e-12 {
 				t.Errorf("n=%d d=%d grid=%d column %d: relative error %.3g", c.n, c.d, c.size, j, e)
 			}
 		}

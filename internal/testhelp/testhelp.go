@@ -1,13 +1,14 @@
-// Package numtest holds the numerical helpers that tests across the GP
-// library and the methods share: relative errors, random matrices, and the
-// naive dense formulas that the structured implementations are checked
-// against. It is imported by tests only.
-package numtest
+// Package testhelp holds the helpers that tests across sgplab share:
+// relative errors, random matrices, the naive dense formulas that the
+// structured implementations are checked against, and the first line where
+// an output differs from its golden copy. It is imported by tests only.
+package testhelp
 
 import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -82,7 +83,7 @@ func TitsiasBound(kuu, kuf *mat.Dense, kffDiag, y []float64, noise float64) (flo
 	}
 	var chol mat.Cholesky
 	if !chol.Factorize(c) {
-		return 0, errors.New("numtest: Qff + σ²I is not positive definite")
+		return 0, errors.New("testhelp: Qff + σ²I is not positive definite")
 	}
 	yv := mat.NewVecDense(n, append([]float64(nil), y...))
 	var alpha mat.VecDense
@@ -90,4 +91,22 @@ func TitsiasBound(kuu, kuf *mat.Dense, kffDiag, y []float64, noise float64) (flo
 		return 0, err
 	}
 	return -0.5*mat.Dot(yv, &alpha) - 0.5*chol.LogDet() - 0.5*float64(n)*math.Log(2*math.Pi) - trace/(2*noise), nil
+}
+
+// FirstDiff returns the first line (from 1) where got and want differ, with
+// both versions of it ("" past the end of either, which differs even from
+// an empty line); n is 0 when they are equal.
+func FirstDiff(got, want string) (n int, g, w string) {
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(gl), len(wl)); i++ {
+		switch {
+		case i >= len(gl):
+			return i + 1, "", wl[i]
+		case i >= len(wl):
+			return i + 1, gl[i], ""
+		case gl[i] != wl[i]:
+			return i + 1, gl[i], wl[i]
+		}
+	}
+	return 0, "", ""
 }

@@ -1,4 +1,4 @@
-package numtest
+package testhelp
 
 import (
 	"math"
@@ -59,5 +59,24 @@ func TestTitsiasBoundExactAtZEqualX(t *testing.T) {
 	want := -0.5*mat.Dot(yv, &a) - 0.5*chol.LogDet() - 2.5*math.Log(2*math.Pi)
 	if math.Abs(got-want) > 1e-10 {
 		t.Errorf("bound %v, exact LML %v", got, want)
+	}
+}
+
+func TestFirstDiff(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+		n         int
+		g, w      string
+	}{
+		{"a\nb\nc", "a\nb\nc", 0, "", ""},
+		{"a\nx\nc", "a\nb\nc", 2, "x", "b"},
+		{"a\nb", "a\nb\nc", 3, "", "c"},
+		{"a\n", "a", 2, "", ""}, // a trailing newline more
+
+	} {
+		n, g, w := FirstDiff(c.got, c.want)
+		if n != c.n || g != c.g || w != c.w {
+			t.Errorf("FirstDiff(%q, %q) = %d, %q, %q; want %d, %q, %q", c.got, c.want, n, g, w, c.n, c.g, c.w)
+		}
 	}
 }
