@@ -78,12 +78,8 @@ func checkPareto(f *FigureSpec, bad badFunc) {
 
 // checkTrace: the optimiser's objective against iteration or time.
 func checkTrace(f *FigureSpec, bad badFunc) {
-	if f.X == "" {
-		f.X = "iteration"
-	}
-	if f.Y == "" {
-		f.Y = "objective"
-	}
+	orDefault(&f.X, "iteration")
+	orDefault(&f.Y, "objective")
 	if f.X != "iteration" && f.X != "elapsed" {
 		bad(".x", "a trace figure has x = \"iteration\" or \"elapsed\", not %q", f.X)
 	}
@@ -100,9 +96,19 @@ func checkOneRunPerPanel(f *FigureSpec, bad badFunc, use string) {
 	}
 }
 
-func checkZRange(f *FigureSpec, bad badFunc) {
+// checkArtifactPanels: one run's array per panel, on a colour scale that
+// zmin and zmax may fix.
+func checkArtifactPanels(f *FigureSpec, bad badFunc) {
+	checkOneRunPerPanel(f, bad, "panels and filter")
 	if f.ZMin > f.ZMax {
 		bad(".zmin", "zmin %g > zmax %g", f.ZMin, f.ZMax)
+	}
+}
+
+// orDefault sets *s to def when it is empty.
+func orDefault(s *string, def string) {
+	if *s == "" {
+		*s = def
 	}
 }
 
@@ -111,36 +117,23 @@ func checkMatrix(f *FigureSpec, bad badFunc) {
 	if f.Artifact == "" {
 		bad(".artifact", "a matrix figure needs artifact = \"NAME\" (a per-run array the grid stores, e.g. kernel_matrix)")
 	}
-	checkOneRunPerPanel(f, bad, "panels and filter")
-	checkZRange(f, bad)
+	checkArtifactPanels(f, bad)
 }
 
 // checkCurve: a run's predictive curve over its training points.
 func checkCurve(f *FigureSpec, bad badFunc) {
-	if f.Artifact == "" {
-		f.Artifact = "predictions"
-	}
-	if f.ReferenceArtifact == "" {
-		f.ReferenceArtifact = "train"
-	}
-	checkOneRunPerPanel(f, bad, "panels and filter")
-	checkZRange(f, bad)
+	orDefault(&f.Artifact, "predictions")
+	orDefault(&f.ReferenceArtifact, "train")
+	checkArtifactPanels(f, bad)
 }
 
 // checkField: the runner's 2-D grid artifact: colour z (default p), the
 // contour at the middle of the colour scale, training points.
 func checkField(f *FigureSpec, bad badFunc) {
-	if f.Artifact == "" {
-		f.Artifact = "field"
-	}
-	if f.Z == "" {
-		f.Z = "p"
-	}
-	if f.ReferenceArtifact == "" {
-		f.ReferenceArtifact = "train"
-	}
-	checkOneRunPerPanel(f, bad, "panels and filter")
-	checkZRange(f, bad)
+	orDefault(&f.Artifact, "field")
+	orDefault(&f.Z, "p")
+	orDefault(&f.ReferenceArtifact, "train")
+	checkArtifactPanels(f, bad)
 }
 
 // checkTerms: columns of a per-run 1-D artifact as lines; the reference

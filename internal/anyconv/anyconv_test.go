@@ -5,51 +5,44 @@ import (
 	"testing"
 )
 
+// TestFloat: Float takes numbers of every Go type and nothing else;
+// FloatOrText also the number a text spells.
 func TestFloat(t *testing.T) {
 	for _, c := range []struct {
-		in   any
-		want float64
-		ok   bool
+		in       any
+		want     float64
+		ok, text bool // Float's ok; FloatOrText's
 	}{
-		{2.5, 2.5, true},
-		{float32(0.5), 0.5, true},
-		{int64(-3), -3, true},
-		{7, 7, true},
-		{int32(4), 4, true},
-		{uint64(1 << 40), 1 << 40, true},
-		{uint(9), 9, true},
-		{uint32(8), 8, true},
-		{"1.5", 0, false},
-		{[]byte("1.5"), 0, false},
-		{true, 0, false},
-		{nil, 0, false},
-		{[]any{1.0}, 0, false},
+		{2.5, 2.5, true, true},
+		{float32(0.5), 0.5, true, true},
+		{int64(-3), -3, true, true},
+		{7, 7, true, true},
+		{int32(4), 4, true, true},
+		{uint64(1 << 40), 1 << 40, true, true},
+		{uint(9), 9, true, true},
+		{uint32(8), 8, true, true},
+		{" 1.5 ", 1.5, false, true},
+		{[]byte("-2e3"), -2000, false, true},
+		{"inf", math.Inf(1), false, true},
+		{"abc", 0, false, false},
+		{"", 0, false, false},
+		{true, 0, false, false},
+		{nil, 0, false, false},
+		{[]any{1.0}, 0, false, false},
 	} {
-		got, ok := Float(c.in)
-		if got != c.want || ok != c.ok {
-			t.Errorf("Float(%#v) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		want := c.want
+		if !c.ok {
+			want = 0
 		}
-	}
-}
-
-func TestFloatOrText(t *testing.T) {
-	for _, c := range []struct {
-		in   any
-		want float64
-		ok   bool
-	}{
-		{int64(3), 3, true},
-		{" 1.5 ", 1.5, true},
-		{[]byte("-2e3"), -2000, true},
-		{"inf", math.Inf(1), true},
-		{"abc", 0, false},
-		{"", 0, false},
-		{nil, 0, false},
-		{false, 0, false},
-	} {
-		got, ok := FloatOrText(c.in)
-		if got != c.want || ok != c.ok {
-			t.Errorf("FloatOrText(%#v) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		if got, ok := Float(c.in); got != want || ok != c.ok {
+			t.Errorf("Float(%#v) = %v, %v; want %v, %v", c.in, got, ok, want, c.ok)
+		}
+		want = c.want
+		if !c.text {
+			want = 0
+		}
+		if got, ok := FloatOrText(c.in); got != want || ok != c.text {
+			t.Errorf("FloatOrText(%#v) = %v, %v; want %v, %v", c.in, got, ok, want, c.text)
 		}
 	}
 }
