@@ -388,3 +388,16 @@ func TestPresent(t *testing.T) {
 		t.Errorf("yacht absent from SGPLAB_DATA=%s", dir)
 	}
 }
+
+// TestEveryFormatHasALoader: every registry dataset that is not generated
+// is read by its format's loader.
+func TestEveryFormatHasALoader(t *testing.T) {
+	for name, e := range registry {
+		if _, ok := loaders[e.format]; !ok && e.format != fmtSynthetic {
+			t.Errorf("dataset %s: no loader for its format %d", name, e.format)
+		}
+	}
+	if _, ok := loaders[fmtSynthetic]; ok {
+		t.Error("synthetic datasets are generated, not loaded")
+	}
+}

@@ -25,7 +25,7 @@ import (
 // that run only. The child computes and scores the run and streams its
 // progress and result back over a pipe; the parent alone writes the
 // database, under its lease, exactly as for a run in-process. So the
-// child needs no database access, no claim and no heartbeat, a child
+// child needs no database access, no lease and no heartbeat, a child
 // stopped or killed mid-run can hold no database lock, its memory limit
 // bounds the fit and not SQLite, and the trace points streamed before a
 // crash are kept with the failed run.

@@ -186,8 +186,8 @@ func TestFourWorkersShareAGrid(t *testing.T) {
 	if len(rows) != 1 || rows[0][0] != "done" || rows[0][1].(int64) != 24 {
 		t.Errorf("runs by status %v, want 24 done", rows)
 	}
-	if claims, err := st.Claims(nil); err != nil || len(claims) != 0 {
-		t.Errorf("claims left after the sweep: %v (%v)", claims, err)
+	if leases, err := st.Leases(nil); err != nil || len(leases) != 0 {
+		t.Errorf("leases left after the sweep: %v (%v)", leases, err)
 	}
 	t.Logf("4 workers: runs per process %v", pids)
 }
