@@ -239,19 +239,20 @@ func (p *progress) prefix() string {
 // eta is the expected time of the runs left, in nanoseconds (a float: a
 // huge cost must not overflow a Duration).
 func (p *progress) eta() float64 {
-	left := 0.0
+	left, rate := 0.0, p.flopRate()
 	for id := range p.pending {
 		if !p.absent[p.dataset[id]] {
-			left += p.expectedTime(id)
+			left += p.expectedTime(id, rate)
 		}
 	}
 	for id, t0 := range p.runStarts { // in flight: subtract what they already ran
-		left -= min(float64(time.Since(t0)), p.expectedTime(id))
+		left -= min(float64(time.Since(t0)), p.expectedTime(id, rate))
 	}
 	return max(left, 0)
 }
 
-// expectedTime is how long run id is expected to take, in nanoseconds: a
+// expectedTime is how long run id is expected to take, in nanoseconds, at
+// the machine's flop rate (flopRate, found once per ETA): a
 // fit costs a time per step of its own (the autodiff tape, allocations,
 // the optimiser, sampling) plus its flops at the machine's rate, and the
 // run its class's mean time outside the fit (starting the child, loading
@@ -261,12 +262,11 @@ func (p *progress) eta() float64 {
 // step, nearly all of it overhead), one with M = 2809 read hours; and
 // runs without training that spent seconds outside their fit set a rate
 // that read 38 h at run 17 of the VOF quick profile's 82.
-func (p *progress) expectedTime(id string) float64 {
+func (p *progress) expectedTime(id string, rate float64) float64 {
 	c := p.classes[p.class[id]]
 	if c == nil || c.runs == 0 {
 		c = &p.all
 	}
-	rate := p.flopRate()
 	steps := p.expectedIterations(id) + 1
 	flops := p.setup[id] + p.flops(id)*steps
 	return float64(c.outside)/float64(c.runs) + c.perStep(rate)*steps + flops/rate*1e9
