@@ -32,7 +32,8 @@ func (differenceTrace) TraceResidual(*ad.Tape, kernels.Bound, *mat.Dense) (*ad.N
 // against the bound of the same float64 inputs in 160-bit arithmetic. The
 // difference Σk − tr Qff loses about ε·Σk/σ² ≈ 10⁻⁵ absolute (≥ 5
 // digits of the bound); the closed form (features.TraceResidual) is exact
-// to 1e-14 and keeps the bound to 1e-12 relative.
+// to 1e-14 and keeps the bound to 1e-12 relative (1e-11 at M = 55 with
+// OpenBLAS, see the table).
 func TestVISHTraceHighPrecision(t *testing.T) {
 	if testing.Short() {
 		t.Skip("160-bit reference")
@@ -46,7 +47,12 @@ func TestVISHTraceHighPrecision(t *testing.T) {
 		boundTol  float64 // relative, of the closed form
 	}{
 		{"se-6d", "sphere-se", 6, 1, 1.5, 2, 1e-12},
-		{"se-3d", "sphere-se", 3, 1, 1.2, 4, 1e-12},
+		// M = 55 harmonics of S³ with entries of AAᵀ ~10¹⁰: the rounding
+		// of log|B| and ‖c‖² (not the trace term, exact to 1e-14) leaves
+		// 4e-13 with the pure-Go BLAS and 2e-12 (SGPR) / 4.8e-12 (from
+		// statistics) with OpenBLAS's FMA kernels; the difference is
+		// off by 1.7e-7 either way.
+		{"se-3d", "sphere-se", 3, 1, 1.2, 4, 1e-11},
 		{"se-1d", "sphere-se", 1, 1, 2, 3, 1e-12},
 		// 1-D inputs with two bias columns lie on a great circle of S²,
 		// where the harmonics span only trigonometric polynomials: Kuf
