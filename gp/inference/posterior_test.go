@@ -14,6 +14,7 @@ import (
 	"sgplab/gp/features"
 	"sgplab/gp/kernels"
 	"sgplab/internal/goroutines"
+	"sgplab/internal/testhelp"
 )
 
 // serialMarginals is the straightforward single-threaded reference: chunk
@@ -66,7 +67,7 @@ func lowerTri(rng *rand.Rand, n int) *mat.Dense {
 // triangular A (SGPR, SVGP), A alone (exact GPR), and B with more rows than
 // the basis has variables (stacked blocks).
 func posteriors(rng *rand.Rand, m int) map[string]*Posterior {
-	alpha := randMat(rng, m, 1, 1)
+	alpha := testhelp.RandMat(rng, m, 1, 1)
 	diag := mat.NewDense(m, m, nil)
 	for i := range m {
 		diag.Set(i, i, 0.5+rng.Float64())
@@ -75,7 +76,7 @@ func posteriors(rng *rand.Rand, m int) map[string]*Posterior {
 		"diagonal A":   {Alpha: alpha, A: diag, B: lowerTri(rng, m)},
 		"triangular A": {Alpha: alpha, A: lowerTri(rng, m), B: lowerTri(rng, m)},
 		"A only":       {Alpha: alpha, A: lowerTri(rng, m)},
-		"B only, tall": {Alpha: alpha, B: randMat(rng, m+3, m, 0.3)},
+		"B only, tall": {Alpha: alpha, B: testhelp.RandMat(rng, m+3, m, 0.3)},
 		"mean only":    {Alpha: alpha},
 	}
 }
@@ -89,7 +90,7 @@ func TestMarginalsMatchesSerialReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const m = 23
 	for _, n := range []int{1, PredictChunk - 1, 4*PredictChunk + 37} {
-		kux := randMat(rng, m, n, 1)
+		kux := testhelp.RandMat(rng, m, n, 1)
 		kdiag := make([]float64, n)
 		for i := range kdiag {
 			kdiag[i] = 2 + rng.Float64()
@@ -113,7 +114,7 @@ func TestMarginalsMatchesSerialReference(t *testing.T) {
 func TestMarginalsFormula(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const m, n = 6, 9
-	kux := randMat(rng, m, n, 1)
+	kux := testhelp.RandMat(rng, m, n, 1)
 	kdiag := make([]float64, n)
 	for i := range kdiag {
 		kdiag[i] = 3
@@ -168,14 +169,14 @@ func checkBits(t *testing.T, what string, mean, variance, wantMean, wantVar []fl
 func predictProblem(n, m int) (*Posterior, *mat.Dense, Binder) {
 	p := newProblem(11, 40, 2, 0.1)
 	rng := rand.New(rand.NewPCG(8, 9))
-	z := randMat(rng, m, 2, 1)
+	z := testhelp.RandMat(rng, m, 2, 1)
 	p.addZ(z)
 	post := posteriors(rng, m)["triangular A"]
 	bind := func(t *ad.Tape) (kernels.Bound, features.Bound) {
 		b := p.set.Bind(t)
 		return p.kernel(b), p.points(b)
 	}
-	return post, randMat(rng, n, 2, 1.5), bind
+	return post, testhelp.RandMat(rng, n, 2, 1.5), bind
 }
 
 // TestPredictMatchesSerialReference: Predict over chunks spread on the
@@ -278,14 +279,14 @@ func TestPredictPanicReachesCaller(t *testing.T) {
 func TestMarginalsBadShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	p := posteriors(rng, 4)["triangular A"]
-	if _, _, err := p.Marginals(randMat(rng, 5, 3, 1), make([]float64, 3)); err == nil {
+	if _, _, err := p.Marginals(testhelp.RandMat(rng, 5, 3, 1), make([]float64, 3)); err == nil {
 		t.Error("Kux with 5 rows for 4 basis variables: no error")
 	}
-	if _, _, err := p.Marginals(randMat(rng, 4, 3, 1), make([]float64, 2)); err == nil {
+	if _, _, err := p.Marginals(testhelp.RandMat(rng, 4, 3, 1), make([]float64, 2)); err == nil {
 		t.Error("3 columns with 2 prior variances: no error")
 	}
-	wide := &Posterior{Alpha: p.Alpha, A: randMat(rng, 4, 5, 1)}
-	if _, _, err := wide.Marginals(randMat(rng, 4, 3, 1), make([]float64, 3)); err == nil {
+	wide := &Posterior{Alpha: p.Alpha, A: testhelp.RandMat(rng, 4, 5, 1)}
+	if _, _, err := wide.Marginals(testhelp.RandMat(rng, 4, 3, 1), make([]float64, 3)); err == nil {
 		t.Error("A with 5 columns for 4 basis variables: no error")
 	}
 }
@@ -297,7 +298,7 @@ func TestMarginalsBadShapes(t *testing.T) {
 func BenchmarkMarginals(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	const m, n = 210, 16 * PredictChunk
-	kux := randMat(rng, m, n, 1)
+	kux := testhelp.RandMat(rng, m, n, 1)
 	kdiag := make([]float64, n)
 	ps := posteriors(rng, m)
 	for _, name := range []string{"diagonal A", "triangular A"} {
