@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -54,6 +55,11 @@ type sideOptions struct {
 	data, model, mode     string
 	m, batch, steps, seed int
 	maxSeconds            float64
+	// optimizer, learningRate and params change the recipe (what
+	// -optimizer, -learning-rate and -set do in a grid); none: the default.
+	optimizer    string
+	learningRate float64
+	params       map[string]any
 }
 
 // sideMain runs sgplab's side of one measurement: the method's default
@@ -72,8 +78,24 @@ func sideMain(args []string) error {
 	fs.IntVar(&o.steps, "steps", 20, "iterations of mode step")
 	fs.IntVar(&o.seed, "seed", 1, "fit seed (minibatches)")
 	fs.Float64Var(&o.maxSeconds, "max-seconds", 0, "time budget of mode converge (0: none)")
+	fs.StringVar(&o.optimizer, "optimizer", "", "replace the default optimizer (a grid's optimizer)")
+	fs.Float64Var(&o.learningRate, "learning-rate", 0, "Adam's step size (a grid's learning_rate); 0: the recipe's")
+	var sets []string
+	fs.Func("set", "a method parameter NAME=VALUE (JSON value), e.g. -set natgrad_step=0.5; repeatable", func(s string) error {
+		sets = append(sets, s)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	o.params = map[string]any{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		var val any
+		if !ok || json.Unmarshal([]byte(v), &val) != nil {
+			return fmt.Errorf("-set %q: want NAME=VALUE with a JSON value", s)
+		}
+		o.params[k] = val
 	}
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
@@ -94,6 +116,9 @@ func runSide(o sideOptions, out io.Writer) error {
 		"kernel": "se", "ard": true, "variance": md.Variance, "lengthscales": []any{md.Lengthscale},
 		"noise_variance": md.Noise, "num_inducing": o.m,
 		"inducing_init": "file", "z_file": filepath.Join(o.data, zName),
+	}
+	for k, v := range o.params {
+		raw[k] = v
 	}
 	m, err := methods.Lookup(o.model)
 	if err != nil {
@@ -125,6 +150,10 @@ func runSide(o sideOptions, out io.Writer) error {
 	default:
 		return fmt.Errorf("mode %q: want converge or step", o.mode)
 	}
+	if o.optimizer != "" {
+		opt.Optimizer = o.optimizer
+	}
+	opt.LearningRate = o.learningRate
 	recipe := m.Recipe(p, opt, md.N)
 	if err := enc.Encode(record{Kind: "header", Side: "sgplab", Threads: runtimeProcs(), BLAS: linalg.BLASBackend(),
 		Env: map[string]string{"OPENBLAS_NUM_THREADS": os.Getenv("OPENBLAS_NUM_THREADS"), "GOMAXPROCS": os.Getenv("GOMAXPROCS")}}); err != nil {
