@@ -130,6 +130,7 @@ def main():
     ap.add_argument("--max-iter", type=int, default=10000)
     ap.add_argument("--max-seconds", type=float, default=0, help="0: no time budget")
     ap.add_argument("--stop-tol", type=float, default=1e-5, help="the rule's tolerance (sgplab's DefaultStopTol)")
+    ap.add_argument("--stop-window", type=int, default=10, help="the rule's smallest window (sgplab's recipe's)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
@@ -173,7 +174,7 @@ def main():
 
     likelihood = gpytorch.likelihoods.GaussianLikelihood()
     likelihood.noise = md["noise_variance"]
-    rule = Rule(a.stop_tol, float(n)) if a.mode == "converge" else None
+    rule = Rule(a.stop_tol, float(n), a.stop_window) if a.mode == "converge" else None
     max_iter = a.steps if a.mode == "step" else a.max_iter
     rec = Recorder(rule, max_iter, a.max_seconds if a.mode == "converge" else 0)
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"sgplab/gp/optim"
 	"sgplab/methods"
 )
 
@@ -250,7 +251,7 @@ func (o benchOptions) limit(mode string) time.Duration {
 }
 
 func (o benchOptions) sgplabRun(ctx context.Context, s shape, dir, mode string, round int, rate float64) run {
-	r := run{Shape: s, Side: "sgplab", Recipe: "default", Mode: mode, Round: round, Dgemm: rate, StopTol: methods.DefaultStopTol}
+	r := run{Shape: s, Side: "sgplab", Recipe: "default", Mode: mode, Round: round, Dgemm: rate, StopTol: methods.DefaultStopTol, StopWindow: stopWindow(s)}
 	args := []string{"side", "-data", dir, "-model", s.Model, "-m", strconv.Itoa(s.M), "-mode", mode,
 		"-steps", strconv.Itoa(o.stepsFor(s)), "-seed", strconv.Itoa(o.seed)}
 	if s.Model == "svgp" {
@@ -267,16 +268,18 @@ func (o benchOptions) sgplabRun(ctx context.Context, s shape, dir, mode string, 
 }
 
 func (o benchOptions) peerRun(ctx context.Context, s shape, dir, mode, recipe string, round int, rate float64, env []string) run {
-	r := run{Shape: s, Side: "gpytorch", Recipe: recipe, Mode: mode, Round: round, Dgemm: rate, StopTol: methods.DefaultStopTol, PeerTuned: !o.untuned}
+	r := run{Shape: s, Side: "gpytorch", Recipe: recipe, Mode: mode, Round: round, Dgemm: rate, StopTol: methods.DefaultStopTol,
+		StopWindow: stopWindow(s), PeerTuned: !o.untuned}
 	args := []string{o.script, "--data", dir, "--model", s.Model, "--recipe", recipe, "--m", strconv.Itoa(s.M),
 		"--mode", mode, "--steps", strconv.Itoa(o.stepsFor(s)), "--seed", strconv.Itoa(o.seed),
-		"--threads", strconv.Itoa(o.peerThreads), "--stop-tol", fmt.Sprint(methods.DefaultStopTol)}
+		"--threads", strconv.Itoa(o.peerThreads), "--stop-tol", fmt.Sprint(methods.DefaultStopTol),
+		"--stop-window", strconv.Itoa(max(r.StopWindow, optim.DefaultMinWindow))}
 	if s.Model == "svgp" {
 		args = append(args, "--batch", strconv.Itoa(s.Batch))
 	}
 	if mode == "converge" {
 		r.MaxSecs = o.maxSeconds
-		args = append(args, "--max-seconds", fmt.Sprint(o.maxSeconds), "--max-iter", strconv.Itoa(peerBudget(s.Model)))
+		args = append(args, "--max-seconds", fmt.Sprint(o.maxSeconds), "--max-iter", strconv.Itoa(peerBudget(s)))
 	}
 	cmd := exec.CommandContext(ctx, o.python, args...)
 	cmd.Env = env
@@ -284,19 +287,27 @@ func (o benchOptions) peerRun(ctx context.Context, s shape, dir, mode, recipe st
 	return r
 }
 
-// peerBudget is the peer's iteration budget: sgplab's default budget of
-// the same model (methods' collapsed and ELBO budgets).
-func peerBudget(model string) int {
-	m, err := methods.Lookup(model)
+// defaultRecipe is sgplab's default recipe for the shape (SVGP with
+// minibatches).
+func defaultRecipe(s shape) methods.Recipe {
+	m, err := methods.Lookup(s.Model)
 	if err != nil {
-		return 10000
+		panic(err) // parseShapes admits sgpr and svgp only
 	}
 	p, err := m.Validate(nil)
 	if err != nil {
-		return 10000
+		panic(err)
 	}
-	return m.DefaultFit(p, methods.FitCase{Task: methods.Regression, Minibatch: model == "svgp"}).Iterations
+	return m.DefaultFit(p, methods.FitCase{Task: methods.Regression, Minibatch: s.Batch > 0 && s.Batch < s.N})
 }
+
+// peerBudget is the peer's iteration budget: sgplab's default budget of
+// the same model (methods' collapsed and ELBO budgets).
+func peerBudget(s shape) int { return defaultRecipe(s).Iterations }
+
+// stopWindow is the stopping rule's smallest window in sgplab's default
+// recipe for the shape (0: the rule's default), which judges both sides.
+func stopWindow(s shape) int { return defaultRecipe(s).StopWindow }
 
 const getPeerHelp = `The peer benchmark needs GPyTorch 1.10 on Debian's torch:
 

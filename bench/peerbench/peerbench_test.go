@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -70,7 +71,7 @@ func TestConvergedIsWhereTheFitStopped(t *testing.T) {
 			if !strings.Contains(r.Final.Status, "stop") {
 				t.Skipf("the fit ended by %q, not by the rule", r.Final.Status)
 			}
-			c, _ := converged(r.Trace, 1e-5, 400)
+			c, _ := converged(r.Trace, 1e-5, 400, stopWindow(shape{Model: model, N: 400, M: 8, Batch: o.batch}))
 			if !c.Held || c.Index != len(r.Trace)-1 || c.Steps != r.Final.Iters {
 				t.Errorf("rule holds at index %d (held %v, %d steps); the fit stopped at index %d after %d iterations",
 					c.Index, c.Held, c.Steps, len(r.Trace)-1, r.Final.Iters)
@@ -99,11 +100,16 @@ func TestPeerRuleMatchesOptimRule(t *testing.T) {
 	script := fmt.Sprintf(`import json, sys
 sys.path.insert(0, %q)
 from gpytorch_peer import Rule
-r = Rule(1e-5, 1000.0)
-print(json.dumps([[r.check(f[:t]) for t in range(1, len(f) + 1)] for f in json.load(sys.stdin)]))`, "..")
-	cmd := exec.Command(py, "-c", script)
-	cmd.Stdin = bytes.NewReader(js)
-	out, err := cmd.Output()
+out = []
+for w in (10, 60):
+    r = Rule(1e-5, 1000.0, min_window=w)
+    out += [[r.check(f[:t]) for t in range(1, len(f) + 1)] for f in json.load(open(sys.argv[1]))]
+print(json.dumps(out))`, "..")
+	tracesFile := filepath.Join(t.TempDir(), "traces.json")
+	if err := os.WriteFile(tracesFile, js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, "-c", script, tracesFile).Output()
 	if err != nil {
 		t.Fatalf("python: %v", err)
 	}
@@ -111,16 +117,19 @@ print(json.dumps([[r.check(f[:t]) for t in range(1, len(f) + 1)] for f in json.l
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatal(err)
 	}
-	rule := optim.Rule{Tol: 1e-5, Floor: 1000}
 	held := 0
-	for k, f := range traces {
-		for n := 1; n <= len(f); n++ {
-			want := rule.Check(f[:n]).Converged
-			if got[k][n-1] != want {
-				t.Fatalf("trace %d, %d points: peer's rule says %v, optim.Rule %v", k, n, got[k][n-1], want)
-			}
-			if want {
-				held++
+	for wi, w := range []int{10, 60} {
+		rule := optim.Rule{Tol: 1e-5, Floor: 1000, MinWindow: w}
+		for k, f := range traces {
+			g := got[wi*len(traces)+k]
+			for n := 1; n <= len(f); n++ {
+				want := rule.Check(f[:n]).Converged
+				if g[n-1] != want {
+					t.Fatalf("window %d, trace %d, %d points: peer's rule says %v, optim.Rule %v", w, k, n, g[n-1], want)
+				}
+				if want {
+					held++
+				}
 			}
 		}
 	}
@@ -184,7 +193,7 @@ func TestConvergeTable(t *testing.T) {
 	fast := run{Shape: s, Side: "gpytorch", Recipe: "lbfgs", Mode: "converge", StopTol: 1e-5, Trace: trace(0.2, 0.4, 400), Final: record{Kind: "final"}}
 	slow := run{Shape: s, Side: "gpytorch", Recipe: "adam", Mode: "converge", StopTol: 1e-5, Trace: trace(0.001, 0.4, 50), Final: record{Kind: "final", Status: "time budget"}}
 	out := renderTables([]run{sg, fast, slow}, machine{CPU: "test", Cores: 2, Date: time.Unix(0, 0)})
-	cs, _ := converged(sg.Trace, 1e-5, s.N)
+	cs, _ := converged(sg.Trace, 1e-5, s.N, 0)
 	if !cs.Held || cs.Steps < 20 || cs.Steps > 100 {
 		t.Fatalf("rule holds at %d (held %v): the synthetic trace is off", cs.Steps, cs.Held)
 	}

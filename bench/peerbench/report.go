@@ -60,14 +60,14 @@ type convergence struct {
 }
 
 // converged applies optim.Rule (the runner's: stop_tol and the scale
-// floor N) to every prefix of the trace and returns the first that has
+// floor N, with the smallest window of sgplab's recipe) to every prefix of the trace and returns the first that has
 // converged: what an optimiser that checks the rule after each iteration
 // stops at.
-func converged(tr []point, tol float64, n int) (convergence, bool) {
+func converged(tr []point, tol float64, n, window int) (convergence, bool) {
 	if len(tr) == 0 {
 		return convergence{}, false
 	}
-	rule := optim.Rule{Tol: tol, Floor: float64(n)}
+	rule := optim.Rule{Tol: tol, Floor: float64(n), MinWindow: window}
 	f := make([]float64, len(tr))
 	for i, p := range tr {
 		f[i] = p.F
@@ -314,8 +314,8 @@ func convergeRow(b *strings.Builder, s shape, sg, pr *run) {
 			errOr(sg), errOr(pr))
 		return
 	}
-	cs, _ := converged(sg.Trace, sg.StopTol, s.N)
-	cp, _ := converged(pr.Trace, pr.StopTol, s.N)
+	cs, _ := converged(sg.Trace, sg.StopTol, s.N, sg.StopWindow)
+	cp, _ := converged(pr.Trace, pr.StopTol, s.N, pr.StopWindow)
 	ratio := fmt.Sprintf("%.2f (%.2f)", cs.Wall/cp.Wall, cs.CPU/cp.CPU)
 	switch {
 	case cs.Held && !cp.Held:

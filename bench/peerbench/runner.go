@@ -66,17 +66,20 @@ type run struct {
 	Start  time.Time `json:"start"`
 	// Dgemm is the round's two-core dgemm rate (GFLOP/s), Load the 1-min
 	// load average when the run started and ended.
-	Dgemm     float64  `json:"dgemm"`
-	Load      float64  `json:"load"`
-	LoadEnd   float64  `json:"load_end"`
-	Header    record   `json:"header"`
-	Trace     []point  `json:"trace"`
-	Final     record   `json:"final"`
-	Err       string   `json:"err,omitempty"`
-	MaxSecs   float64  `json:"max_seconds,omitempty"`
-	StopTol   float64  `json:"stop_tol"`
-	Command   []string `json:"command"`
-	PeerTuned bool     `json:"peer_tuned,omitempty"`
+	Dgemm   float64 `json:"dgemm"`
+	Load    float64 `json:"load"`
+	LoadEnd float64 `json:"load_end"`
+	Header  record  `json:"header"`
+	Trace   []point `json:"trace"`
+	Final   record  `json:"final"`
+	Err     string  `json:"err,omitempty"`
+	MaxSecs float64 `json:"max_seconds,omitempty"`
+	StopTol float64 `json:"stop_tol"`
+	// StopWindow is the rule's smallest window (sgplab's recipe's; 0:
+	// optim.DefaultMinWindow), applied to both sides.
+	StopWindow int      `json:"stop_window,omitempty"`
+	Command    []string `json:"command"`
+	PeerTuned  bool     `json:"peer_tuned,omitempty"`
 }
 
 // childResult runs cmd, reads its JSON lines into r and records its error
