@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
+	"sgplab/internal/anyconv"
 )
 
 // Request asks for one prepared train/test split.
@@ -456,13 +457,8 @@ func floatParam(p map[string]any, key string, def float64) (float64, error) {
 	if !ok {
 		return def, nil
 	}
-	switch x := v.(type) {
-	case int:
-		return float64(x), nil
-	case int64:
-		return float64(x), nil
-	case float64:
-		return x, nil
+	if f, ok := anyconv.Float(v); ok {
+		return f, nil
 	}
 	return 0, fmt.Errorf("datasets: param %s = %v (%T) is not a number", key, v, v)
 }

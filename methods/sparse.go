@@ -335,12 +335,26 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 		// ΦΦᵀ or Kuu and the bound's M×M factor; per step without fixed
 		// features also Kuf and L⁻¹Kuf (M×N each).
 		plan.Memory = floatBytes(2 * m * m)
+		if d.fixedKuf(p) {
+			// ΦΦᵀ and Φy once (O(NM²)), then an M×M factorisation a step.
+			plan.SetupFlops, plan.StepFlops = b*m*m, m*m*m
+		}
 	default:
 		// Kuu and S (M×M), Kuf and L⁻¹Kuf for the rows of a step.
 		plan.Memory = floatBytes(2*m*m + 2*m*b)
 	}
 	plan.MemoryWhat = fmt.Sprintf("M×M matrices of M = %d inducing variables; M grows as %s", plan.M, strings.Join(grows, "; "))
 	return plan, nil
+}
+
+// fixedKuf reports whether the collapsed bound will run on statistics
+// precomputed once: one block whose builder declares a fixed Kuf for p.
+func (d *sparseDecl) fixedKuf(p Params) bool {
+	if len(d.blocks) != 1 {
+		return false
+	}
+	fb, err := Feature(d.blocks[0].feature(p))
+	return err == nil && fb.FixedKuf != nil && fb.FixedKuf(p)
 }
 
 // trainedNumbers is about how many numbers a fit trains (Plan.Params): the

@@ -64,21 +64,24 @@ func (s *RunSpec) ShortLabel(swept []string) string {
 	return b.String()
 }
 
-// Cost is a run's expected cost in arbitrary units, for the ETA: the
-// optimiser's iterations (its budget) plus one times StepCost.
+// Cost is a run's expected cost in arbitrary units, for the ETA: its
+// SetupCost plus the optimiser's iterations (its budget) plus one times
+// StepCost.
 func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
-	return float64(s.Iterations+1) * StepCost(s, size)
+	return SetupCost(s, size) + float64(s.Iterations+1)*StepCost(s, size)
 }
 
-// StepCost is the cost of one optimiser iteration of a run, in the ETA's
-// units: the per-iteration cost the method's declaration implies
-// (RunSpec.Plan, or methods.Method.Plan for a spec made without Expand):
-// the method's Plan.StepFlops where it declares them, else O(N³) for an
-// exact method, O(B M² + M³) for M inducing variables, B = min(N,
-// BatchSize) the rows a step touches, and O(N) for a method with neither,
-// plus stepOverhead. N is given by size (≤ 0 when unknown: 1000
-// is assumed).
-func StepCost(s *RunSpec, size func(*RunSpec) int) float64 {
+// SetupCost is what a run computes once before its steps, in StepCost's
+// units: the method's Plan.SetupFlops (ΦΦᵀ of a fixed Kuf, say).
+func SetupCost(s *RunSpec, size func(*RunSpec) int) float64 {
+	plan, _ := costPlan(s, size)
+	return plan.SetupFlops
+}
+
+// costPlan is the plan a run is costed by (RunSpec.Plan, or methods.Method
+// .Plan for a spec made without Expand) and its training-set size N from
+// size (1000 when unknown).
+func costPlan(s *RunSpec, size func(*RunSpec) int) (methods.Plan, float64) {
 	n := 0
 	if size != nil {
 		n = size(s)
@@ -86,11 +89,21 @@ func StepCost(s *RunSpec, size func(*RunSpec) int) float64 {
 	if n <= 0 {
 		n = 1000
 	}
-	N := float64(n)
 	plan := s.Plan
 	if plan.M == 0 && !plan.Exact {
 		plan = declaredPlan(s, n)
 	}
+	return plan, float64(n)
+}
+
+// StepCost is the cost of one optimiser iteration of a run, in the ETA's
+// units: the per-iteration cost the method's declaration implies
+// (costPlan): the method's Plan.StepFlops where it declares them, else
+// O(N³) for an exact method, O(B M² + M³) for M inducing variables, B =
+// min(N, BatchSize) the rows a step touches, and O(N) for a method with
+// neither, plus stepOverhead.
+func StepCost(s *RunSpec, size func(*RunSpec) int) float64 {
+	plan, N := costPlan(s, size)
 	per := N
 	switch {
 	case plan.StepFlops > 0:
@@ -145,6 +158,7 @@ type progress struct {
 	finished  int
 	swept     []string
 	step      map[string]float64 // StepCost of each run to do
+	setup     map[string]float64 // and its SetupCost
 	budget    map[string]int     // its iteration budget
 	stops     map[string]bool    // whether it may end before its budget: stop_tol, or L-BFGS's own criteria
 	dataset   map[string]string  // its dataset
@@ -161,13 +175,14 @@ type progress struct {
 	waitMsg   string
 }
 
-// classCost is what the finished runs of a costClass measured: the time a
-// unit of work took (the cost model counts flops, so how many seconds a
-// unit takes depends on the procedure: an MC objective, a closed-form one,
-// a step with no training), and, for runs that stop_tol may end early,
-// which fraction of their budget they ran.
+// classCost is what the finished runs of a costClass measured: the flops
+// and steps they ran and the time their fits took, from which the time a
+// step costs beside its flops (the autodiff tape, the optimiser, an MC
+// objective's sampling) follows; and, for runs that stop_tol may end
+// early, which fraction of their budget they ran.
 type classCost struct {
-	work     float64       // StepCost × (iterations run + 1) of the finished runs
+	flops    float64       // setup + (iterations run + 1) × step flops of the finished runs
+	steps    float64       // Σ (iterations run + 1)
 	timeDone time.Duration // the time their fits took (train_seconds)
 	outside  time.Duration // and the rest of their time: a child process, loading data, predicting
 	runs     int           // how many
@@ -184,11 +199,12 @@ func costClass(s *RunSpec) string { return s.Experiment + "\x00" + s.Grid + "\x0
 
 func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(*RunSpec) int) *progress {
 	p := &progress{w: w, tty: tty, total: len(todo), skipped: skipped, swept: Swept(todo),
-		step: map[string]float64{}, budget: map[string]int{}, stops: map[string]bool{}, trained: map[string]int{}, pending: map[string]bool{},
+		step: map[string]float64{}, setup: map[string]float64{}, budget: map[string]int{}, stops: map[string]bool{}, trained: map[string]int{}, pending: map[string]bool{},
 		dataset: map[string]string{}, absent: map[string]bool{},
 		current: map[string]string{}, runStarts: map[string]time.Time{},
 		class: map[string]string{}, classes: map[string]*classCost{}}
 	for _, s := range todo {
+		p.setup[s.ID] = SetupCost(s, size)
 		p.step[s.ID], p.budget[s.ID], p.trained[s.ID], p.dataset[s.ID] = StepCost(s, size), s.Iterations, s.Plan.Params, s.Dataset
 		p.stops[s.ID] = s.StopTol > 0 || s.Recipe(0, "").Optimizer == optim.LBFGS
 		p.pending[s.ID] = true
@@ -204,21 +220,14 @@ func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(
 	return p
 }
 
-// prefix is "[done/total]" and, once a run finished, the ETA: the work
-// each run still to do is expected to take — StepCost × (iterations + 1),
-// where a run that may end before its budget (stop_tol, or L-BFGS, which
-// stops once converged) is expected to run as many iterations per number
-// it trains as the finished such runs of its class did (else all finished
-// ones: L-BFGS needs a few per number), or, when it declares no count,
-// the fraction of its budget they ran — at its class's time per unit of
-// work, or the time per unit of all finished runs for a class with none
-// yet. Runs of a dataset whose files a run found absent fail at once and
-// cost nothing.
-// (One rate for the whole sweep showed 2 h 20 min halfway through the VOF
-// quick profile, which ended 4 min later: its first grids cost far more
-// time per flop-counted unit than its last; and costing stop_tol runs at
-// their budget overestimated a sweep of default budgets, which stop after
-// 2–40 % of them, 2–4×.)
+// prefix is "[done/total]" and, once a run finished, the ETA: the time
+// each run still to do is expected to take (expectedTime), where a run
+// that may end before its budget (stop_tol, or L-BFGS, which stops once
+// converged) is expected to run as many iterations per number it trains
+// as the finished such runs of its class did (else all finished ones:
+// L-BFGS needs a few per number), or, when it declares no count, the
+// fraction of its budget they ran. Runs of a dataset whose files are
+// absent fail at once and cost nothing.
 func (p *progress) prefix() string {
 	s := fmt.Sprintf("[%d/%d]", p.finished, p.total)
 	if p.all.runs > 0 && p.finished < p.total {
@@ -230,40 +239,74 @@ func (p *progress) prefix() string {
 // eta is the expected time of the runs left, in nanoseconds (a float: a
 // huge cost must not overflow a Duration).
 func (p *progress) eta() float64 {
-	left := 0.0
+	left, rate := 0.0, p.flopRate()
 	for id := range p.pending {
 		if !p.absent[p.dataset[id]] {
-			left += p.expectedTime(id)
+			left += p.expectedTime(id, rate)
 		}
 	}
 	for id, t0 := range p.runStarts { // in flight: subtract what they already ran
-		left -= min(float64(time.Since(t0)), p.expectedTime(id))
+		left -= min(float64(time.Since(t0)), p.expectedTime(id, rate))
 	}
 	return max(left, 0)
 }
 
-// expectedTime is how long run id is expected to take, in nanoseconds:
-// its expected work at its class's fit time per unit of work, plus the
-// class's mean time outside the fit (the sweep's, for a class with no
-// finished run). Charging a run's whole time to its work made runs that
-// do almost no work (an evaluation without training, seconds spent
-// starting a child and loading data) set a time per unit thousands of
-// times too high for the classes not yet measured: the VOF quick profile
-// read 38 h at run 17 of 82.
-func (p *progress) expectedTime(id string) float64 {
+// expectedTime is how long run id is expected to take, in nanoseconds, at
+// the machine's flop rate (flopRate, found once per ETA): a
+// fit costs a time per step of its own (the autodiff tape, allocations,
+// the optimiser, sampling) plus its flops at the machine's rate, and the
+// run its class's mean time outside the fit (starting the child, loading
+// data, predicting); a class with no finished run is costed at the
+// sweep's. One time per unit of flops, as before, charged small runs'
+// overheads to flops: costed from a first VFF fit with M = 9 (1.4 ms a
+// step, nearly all of it overhead), one with M = 2809 read hours; and
+// runs without training that spent seconds outside their fit set a rate
+// that read 38 h at run 17 of the VOF quick profile's 82.
+func (p *progress) expectedTime(id string, rate float64) float64 {
 	c := p.classes[p.class[id]]
 	if c == nil || c.runs == 0 {
 		c = &p.all
 	}
-	rate := 0.0
-	if c.work > 0 {
-		rate = float64(c.timeDone) / c.work
-	}
-	return float64(c.outside)/float64(c.runs) + rate*p.expectedWork(id)
+	steps := p.expectedIterations(id) + 1
+	flops := p.setup[id] + p.flops(id)*steps
+	return float64(c.outside)/float64(c.runs) + c.perStep(rate)*steps + flops/rate*1e9
 }
 
-// expectedWork is the work run id is expected to do (see prefix).
-func (p *progress) expectedWork(id string) float64 {
+// minFlopRate is the flop rate (per second) the ETA assumes until a
+// finished run shows a higher one: well below what BLAS sustains on one
+// core, so an unmeasured large fit is not costed as free.
+const minFlopRate = 1e9
+
+// flopRate is the machine's flop rate as the finished runs show it: the
+// highest flops per second of fit time of a class whose steps run at least
+// 10⁷ flops (where the per-step overhead of about a millisecond is small),
+// at least minFlopRate.
+func (p *progress) flopRate() float64 {
+	rate := minFlopRate
+	for _, c := range p.classes {
+		if c.steps > 0 && c.flops/c.steps >= 1e7 && c.timeDone > 0 {
+			rate = max(rate, c.flops/c.timeDone.Seconds())
+		}
+	}
+	return rate
+}
+
+// perStep is the class's fit time per step beyond its flops at rate, in
+// nanoseconds.
+func (c *classCost) perStep(rate float64) float64 {
+	if c.steps == 0 {
+		return 0
+	}
+	return max(float64(c.timeDone)-c.flops/rate*1e9, 0) / c.steps
+}
+
+// flops is a step's flops of run id: its StepCost without the overhead the
+// ordering of runs adds.
+func (p *progress) flops(id string) float64 { return max(p.step[id]-stepOverhead, 0) }
+
+// expectedIterations is how many iterations run id is expected to run
+// (see prefix).
+func (p *progress) expectedIterations(id string) float64 {
 	budget := float64(p.budget[id])
 	it := budget
 	if p.stops[id] {
@@ -283,7 +326,7 @@ func (p *progress) expectedWork(id string) float64 {
 			it *= p.all.fracSum / float64(p.all.fracN)
 		}
 	}
-	return p.step[id] * (it + 1)
+	return it
 }
 
 // absentData notes that a run found its dataset's files absent: the
@@ -305,13 +348,15 @@ func (p *progress) settle(spec *RunSpec, done bool, took, fit time.Duration, ite
 	if iterations < 0 {
 		iterations = p.budget[spec.ID]
 	}
-	work := p.step[spec.ID] * float64(iterations+1)
+	steps := float64(iterations + 1)
+	flops := p.setup[spec.ID] + p.flops(spec.ID)*steps
 	fit = min(max(fit, 0), took)
 	for _, c := range []*classCost{p.classes[p.class[spec.ID]], &p.all} {
 		if c == nil {
 			continue
 		}
-		c.work += work
+		c.flops += flops
+		c.steps += steps
 		c.timeDone += fit
 		c.outside += took - fit
 		c.runs++

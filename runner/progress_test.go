@@ -262,10 +262,14 @@ func TestETAEarlyEnds(t *testing.T) {
 	}
 }
 
-// TestETAStepOverhead: a step costs its flops plus a fixed overhead, so
-// after an SVGP fit with M = 5 took 1 s, the same fit with M = 20 (17×
-// its flops per step) is expected to take about 1.6 s, as the demo's SVGP
-// fits did (0.96 s and 2.9 s for 3000 steps), not 17 s.
+// TestETAStepOverhead: a step costs a time of its own beside its flops,
+// measured on the class's finished runs, and the flops at the machine's
+// rate (minFlopRate until a flop-heavy run measured more). After an SVGP
+// fit with M = 5 and 101 steps took 1 s (nearly all of it per-step
+// overhead), the same fit with M = 20 (300·20² + 20³ flops a step) is
+// expected in 1 s + 101 × 128 000 flops / 10⁹ per s ≈ 1.0 s, not 17 s (the
+// flops ratio); and once a flop-heavy class measured 10¹⁰ flops per
+// second, a fit of 10¹¹ flops in another class is expected in about 10 s.
 func TestETAStepOverhead(t *testing.T) {
 	run := func(id string, m int) *RunSpec {
 		return &RunSpec{ID: id, Experiment: "e", Grid: "g", Method: "svgp", Params: map[string]any{"num_inducing": m},
@@ -275,8 +279,16 @@ func TestETAStepOverhead(t *testing.T) {
 	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{small, large}, 0, func(*RunSpec) int { return 300 })
 	p.runStarts["s"] = time.Now().Add(-time.Second)
 	p.finish(small, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 100}})
-	if got, want := p.prefix(), "[1/2] ETA 2s"; got != want {
+	if got, want := p.prefix(), "[1/2] ETA 1s"; got != want {
 		t.Errorf("prefix %q, want %q", got, want)
+	}
+	heavy := &RunSpec{ID: "h", Experiment: "e", Grid: "heavy", Method: "svgp", Iterations: 9, Optimizer: "adam", Plan: methods.Plan{M: 10, StepFlops: 1e9}}
+	next := &RunSpec{ID: "n", Experiment: "e", Grid: "next", Method: "svgp", Iterations: 9, Optimizer: "adam", Plan: methods.Plan{M: 10, StepFlops: 1e10}}
+	q := newProgress(&bytes.Buffer{}, false, []*RunSpec{heavy, next}, 0, func(*RunSpec) int { return 300 })
+	q.runStarts["h"] = time.Now().Add(-time.Second)
+	q.finish(heavy, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 9}, {Name: "train_seconds", Value: 1}})
+	if got, want := q.prefix(), "[1/2] ETA 10s"; got != want {
+		t.Errorf("after a flop-heavy run: prefix %q, want %q", got, want)
 	}
 }
 

@@ -257,7 +257,7 @@ n_test = 10
 	if a != b {
 		t.Errorf("in-process:\n%s\nisolated:\n%s", a, b)
 	}
-	for _, want := range []string{"lengthscales", "noise_variance", "fit.optimizer lbfgs"} {
+	for _, want := range []string{"lengthscales", "noise_variance", "fit.optimizer lbfgs", "fit.stopped iteration limit"} {
 		if !strings.Contains(b, want) {
 			t.Errorf("isolated run stored no hyperparameter %s:\n%s", want, b)
 		}

@@ -231,6 +231,57 @@ func (b sphericalBound) Kuf(k kernels.Bound, x *ad.Node) *ad.Node {
 	return phi
 }
 
+// seriesLevels is implemented by zonal kernels that are their Mercer series
+// truncated at a finite number of levels (the spectral sphere-* kernels):
+// SeriesLevels is that number, or 0 when the series does not end.
+type seriesLevels interface{ SeriesLevels() int }
+
+// TraceResidual is the collapsed bound's trace term without cancellation.
+// With Kuu = diag(1/λ_{ℓ(m)}) and Kuf[m, n] = ρ_n^p φ_m(x̂_n), the
+// addition theorem Σ_{m in level ℓ} φ_m(x̂)² = N(d,ℓ)/Ω_{d−1} gives
+//
+//	Q_nn = ρ_n^{2p} Σ_m λ_{ℓ(m)} φ_m(x̂_n)² = ρ_n^{2p} Σ_{ℓ∈F} λ_ℓ N(d,ℓ)/Ω_{d−1}
+//
+// for the set F of levels used, and a kernel that is its Mercer series
+// truncated at T levels has k(x_n, x_n) = ρ_n^{2p} s(1) with
+// s(1) = Σ_{ℓ<T} λ_ℓ N(d,ℓ)/Ω_{d−1}, so
+//
+//	tr(Kff − Qff) = (Σ_n ρ_n^{2p}) · Σ_{ℓ<T, ℓ∉F} λ_ℓ N(d,ℓ)/Ω_{d−1},
+//
+// a product of sums of positive terms, accurate to rounding relative to
+// itself however large k(x, x) is. Σ_n ρ_n^{2p} = Σ_n k(x_n, x_n)/s(1)
+// (kernels.DiagSum: cached while the weight and bias variances are
+// fixed). A kernel whose series does not end (chordal, arc-cosine) has no
+// finite sum of the levels left out: false.
+func (b sphericalBound) TraceResidual(t *ad.Tape, k kernels.Bound, x *mat.Dense) (*ad.Node, bool) {
+	zk, ok := k.(kernels.ZonalBound)
+	if !ok || zk.SphereDim() != b.f.basis.Dim() {
+		return nil, false
+	}
+	s, ok := k.(seriesLevels)
+	if !ok || s.SeriesLevels() < 1 {
+		return nil, false
+	}
+	levels := s.SeriesLevels()
+	lam, err := zk.Coefficients(levels - 1)
+	if err != nil {
+		return nil, false
+	}
+	d := zk.SphereDim()
+	left := mat.NewDense(levels, 1, nil) // N(d,ℓ)/Ω for the levels left out
+	for l := 0; l < levels; l++ {
+		left.Set(l, 0, sphere.MercerWeight(d, l))
+	}
+	for _, l := range b.f.basis.Levels() {
+		if l < levels {
+			left.Set(l, 0, 0)
+		}
+	}
+	tail := ad.MatMulTA(t.Const(left), lam)
+	radial := ad.DivScalar(kernels.DiagSum(t, k, x), zk.ShapeAtOne())
+	return ad.Mul(radial, tail), true
+}
+
 // harmonics records Φ(x̂) (M×n) for the rows of xh on the tape.
 func harmonics(basis *sphere.Basis, xh *ad.Node) *ad.Node {
 	xv := xh.Value()
@@ -269,4 +320,5 @@ func gatherRows(v *ad.Node, idx []int) *ad.Node {
 var (
 	_ DiagonalKuu   = sphericalBound{}
 	_ StructuredKuu = sphericalBound{}
+	_ TraceResidual = sphericalBound{}
 )

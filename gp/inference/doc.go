@@ -19,7 +19,10 @@
 // features.KuuStructure (alias Kuu here): dense, diagonal, precision
 // diagonal (zero precision drops a feature) or a structured square root;
 // a structured feature is never factorised by a dense Cholesky where the
-// path can use its structure.
+// path can use its structure. The collapsed bounds (SGPR,
+// CollapsedFromStatsResidual) take the trace term tr(Kff − Qff) in closed
+// form from a feature that has one (features.TraceResidual) rather than as
+// Σk − tr Qff, which cancels in its leading digits at large kernel scales.
 //
 // Predictions go through Posterior, a value-level (off-tape) representation
 // shared by all three schemes:

@@ -209,14 +209,33 @@ type statsTerms struct {
 // is σ², both 1×1. It is the same value as SGPR on the feature that produced
 // s, at O(M³) per evaluation and gradient.
 func CollapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options) (*ad.Node, Info, error) {
-	st, err := collapsedFromStats(s, kuu, kdiagSum, noise, opt)
+	st, err := collapsedFromStats(s, kuu, kdiagSum, nil, noise, opt)
 	if err != nil {
 		return nil, Info{}, err
 	}
 	return st.bound, Info{Jitter: st.jitter}, nil
 }
 
-func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options) (*statsTerms, error) {
+// CollapsedFromStatsResidual is CollapsedFromStats with the trace term in
+// closed form: residual = tr(Kff − Qff) (1×1, features.TraceResidual)
+// replaces Σ_n k(x_n,x_n)/σ² − tr B, two sums that agree in their leading
+// digits when the kernel's scale is large. The closed form is that of the
+// unjittered Kuu: should its factorisation take jitter, the bound uses
+// kdiagSum as CollapsedFromStats does.
+func CollapsedFromStatsResidual(s *Stats, kuu Kuu, residual, kdiagSum, noise *ad.Node, opt Options) (*ad.Node, Info, error) {
+	if residual == nil {
+		return nil, Info{}, errors.New("inference: collapsed bound: nil trace residual")
+	}
+	st, err := collapsedFromStats(s, kuu, kdiagSum, residual, noise, opt)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	return st.bound, Info{Jitter: st.jitter}, nil
+}
+
+// collapsedFromStats is the bound with the trace term from kdiagSum, or
+// from residual (may be nil) when the factor of Kuu took no jitter.
+func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, residual, noise *ad.Node, opt Options) (*statsTerms, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
@@ -231,6 +250,14 @@ func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options
 	}
 	if v := kdiagSum.Scalar(); math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil, fmt.Errorf("inference: Σ k(x_n, x_n) = %v", v)
+	}
+	if residual != nil {
+		if r, c := residual.Dims(); r != 1 || c != 1 {
+			return nil, fmt.Errorf("inference: tr(Kff − Qff) is %d×%d, want 1×1", r, c)
+		}
+		if v := residual.Scalar(); !(v >= 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("inference: tr(Kff − Qff) = %v, want finite and ≥ 0", v)
+		}
 	}
 	m := s.M()
 	whiten, jit, err := statsKuu(kuu).whiten(m, opt)
@@ -260,18 +287,31 @@ func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options
 	}
 	c := ad.DivScalar(ad.SolveLower(la, whiten(r)), noise)
 	invNoise := ad.Pow(noise, -1)
-	if err := checkCollapsedTerms(s, kdiagSum.Scalar(), noise.Scalar(), ad.Sum(ad.Square(c)).Scalar(), ad.Trace(b).Scalar()); err != nil {
+	cc := ad.Sum(ad.Square(c)).Scalar()
+	closed := residual != nil && jit == 0
+	if closed {
+		// The closed form has no Σk/σ² − tr B that rounding could make
+		// negative.
+		err = checkCollapsedTerms(s, 0, noise.Scalar(), cc, 0)
+	} else {
+		err = checkCollapsedTerms(s, kdiagSum.Scalar(), noise.Scalar(), cc, ad.Trace(b).Scalar())
+	}
+	if err != nil {
 		return nil, err
 	}
-	bound := add(
-		t.Scalar(-0.5*n*math.Log(2*math.Pi)),
+	terms := []*ad.Node{
+		t.Scalar(-0.5 * n * math.Log(2*math.Pi)),
 		ad.Scale(-0.5*n, ad.Log(noise)),
 		ad.Scale(-0.5, ad.LogDetChol(la)),
 		ad.Scale(-0.5*s.YY, invNoise),
 		ad.Scale(0.5, ad.Sum(ad.Square(c))),
-		ad.Scale(-0.5, ad.Mul(kdiagSum, invNoise)),
-		ad.Scale(0.5, ad.Trace(b)),
-	)
+	}
+	if closed {
+		terms = append(terms, ad.Scale(-0.5, ad.Mul(residual, invNoise)))
+	} else {
+		terms = append(terms, ad.Scale(-0.5, ad.Mul(kdiagSum, invNoise)), ad.Scale(0.5, ad.Trace(b)))
+	}
+	bound := add(terms...)
 	return &statsTerms{bound: bound, whiten: whiten, la: la, c: c, jitter: jit, aJitter: aJit}, nil
 }
 
@@ -313,7 +353,7 @@ func checkCollapsedTerms(s *Stats, kdiagSum, noise, cc, trB float64) error {
 // Only values are used; kuu and noise may be constants.
 func StatsPosterior(s *Stats, kuu Kuu, noise *ad.Node, opt Options) (*Posterior, error) {
 	t := noise.Tape()
-	st, err := collapsedFromStats(s, kuu, t.Scalar(0), noise, opt)
+	st, err := collapsedFromStats(s, kuu, t.Scalar(0), nil, noise, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"sgplab/gp/features"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // fixedFeature has a θ-independent Kuf = T cos(Ω xᵀ + b) and
@@ -157,7 +158,7 @@ func TestCollapsedFromStatsMatchesSGPR(t *testing.T) {
 			var tmix *mat.Dense
 			if tc.mix {
 				rng := rand.New(rand.NewPCG(4, 4))
-				tmix = randMat(rng, 12, 12, 0.3)
+				tmix = testhelp.RandMat(rng, 12, 12, 0.3)
 				for i := 0; i < 12; i++ {
 					tmix.Set(i, i, tmix.At(i, i)+1)
 				}
@@ -194,7 +195,7 @@ func TestCollapsedFromStatsMatchesSGPR(t *testing.T) {
 				return out, err
 			}
 			got, want := evaluate(t, p.set, fromStats), evaluate(t, p.set, direct)
-			if e := relErr(got, want); e > 1e-10 {
+			if e := testhelp.RelErr(got, want); e > 1e-10 {
 				t.Errorf("CollapsedFromStats = %.12g, SGPR %.12g (rel. err %.2g)", got, want, e)
 			}
 			checkGradient(t, p.set, fromStats, 1e-6)
@@ -227,7 +228,7 @@ func TestCollapsedFromStatsExactForFiniteRankKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := relErr(got.Scalar(), want.Scalar()); e > 1e-10 {
+	if e := testhelp.RelErr(got.Scalar(), want.Scalar()); e > 1e-10 {
 		t.Errorf("bound %.12g, exact LML %.12g", got.Scalar(), want.Scalar())
 	}
 }
@@ -235,7 +236,7 @@ func TestCollapsedFromStatsExactForFiniteRankKernel(t *testing.T) {
 func TestStatsPosteriorMatchesSGPRPosterior(t *testing.T) {
 	p, omega := newCosProblem(31, 35, 2, 10, 0.15)
 	rng := rand.New(rand.NewPCG(8, 8))
-	xs := randMat(rng, 13, 2, 1.2)
+	xs := testhelp.RandMat(rng, 13, 2, 1.2)
 	for _, form := range []string{"dense", "diag", "precision"} {
 		t.Run(form, func(t *testing.T) {
 			tape := ad.NewTape()
@@ -377,7 +378,7 @@ func TestStatsBadInput(t *testing.T) {
 func TestCollapsedFromStatsRejectsBrokenBound(t *testing.T) {
 	const m, n, noise = 5, 20, 0.1
 	rng := rand.New(rand.NewPCG(7, 7))
-	phi := randMat(rng, m, n, 1)
+	phi := testhelp.RandMat(rng, m, n, 1)
 	y := make([]float64, n)
 	for i := range y {
 		y[i] = rng.NormFloat64()

@@ -153,6 +153,18 @@ func (b *zonalBound) ShapeAtOne() *ad.Node  { return b.variance }
 func (b *zonalBound) Parity() sphere.Parity { return sphere.Parity{} }
 func (b *zonalBound) Variance() *ad.Node    { return b.variance }
 
+// SeriesLevels is T for a spectral kernel, defined as its Mercer series
+// truncated at T levels, s(t) = Σ_{ℓ<T} λ_ℓ N(d,ℓ)/Ω_{d−1} R_ℓ(t) with
+// Coefficients(T−1) normalised to Σ_{ℓ<T} λ_ℓ N(d,ℓ)/Ω_{d−1} = s(1), so that
+// a feature set can sum the levels it leaves out (features.TraceResidual);
+// 0 for a chordal kernel, whose series does not end.
+func (b *zonalBound) SeriesLevels() int {
+	if b.k.spectral {
+		return b.k.truncation
+	}
+	return 0
+}
+
 func (b *zonalBound) Augment(x *ad.Node) *ad.Node {
 	checkInputs(b.k.name, b.k.dim, x)
 	return augment(x, b.w, b.bias, b.k.dim, b.k.biasCols)
