@@ -57,7 +57,8 @@ func (f *File) Expand(opt ExpandOptions) (runs []*RunSpec, warnings []string, er
 	if err != nil {
 		return nil, nil, err
 	}
-	x := &expander{f: f, opt: opt, profile: prof, es: &Errors{}, dsChecked: map[string]bool{}, seen: map[string]string{}, hashes: map[string]fileHash{}}
+	x := &expander{f: f, opt: opt, profile: prof, es: &Errors{}, dsChecked: map[string]bool{}, seen: map[string]string{}, hashes: map[string]fileHash{},
+		warnings: append([]string(nil), f.warnings...)}
 	for _, g := range f.Grids {
 		x.grid(g)
 	}

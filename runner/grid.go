@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"sgplab/internal/anyconv"
+	"sgplab/internal/gridlang"
 	"sgplab/internal/tomlline"
 )
 
@@ -28,7 +29,8 @@ type File struct {
 	Profiles    map[string]Profile
 	Grids       []*Grid
 
-	lines tomlline.Index
+	lines    tomlline.Index
+	warnings []string // from the grid language (Expand reports them)
 }
 
 // Profile is a named set of overrides (e.g. quick) applied to every grid.
@@ -58,7 +60,7 @@ const (
 )
 
 var (
-	runnerTopKeys = []string{"name", "title", "description", "db", "profiles", "grid"}
+	runnerTopKeys = []string{"name", "title", "description", "db", "profiles", "grid", "template"}
 	reportTopKeys = []string{"table", "figure", "claim", "report"}
 	nameRE        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 )
@@ -131,15 +133,30 @@ func Load(path string) (*File, error) {
 // resolve relative paths in the file.
 func Parse(path, src string) (*File, error) {
 	var raw map[string]any
-	if _, err := toml.Decode(src, &raw); err != nil {
+	md, err := toml.Decode(src, &raw)
+	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			return nil, Errors{{File: path, Line: pe.Position.Line, Key: pe.LastKey, Msg: "TOML syntax: " + pe.Message}}
 		}
 		return nil, Errors{{File: path, Msg: err.Error()}}
 	}
-	f := &File{Path: path, lines: tomlline.Scan(src), Profiles: map[string]Profile{}}
+	lines := tomlline.Scan(src)
+	// Templates, matrices, derived values and profile patterns expand
+	// first: everything below (and every run id) sees plain grids.
+	lang, lerrs := gridlang.Expand(raw, md)
+	f := &File{Path: path, lines: expandedLines(lines, lang), Profiles: map[string]Profile{}}
 	var es Errors
+	for _, e := range lerrs {
+		es = append(es, &Error{File: path, Line: lines.Line(e.Key), Key: e.Key, Msg: e.Msg})
+	}
+	if len(es) > 0 {
+		return nil, es
+	}
+	for _, w := range lang.Warnings {
+		f.warnings = append(f.warnings, fmt.Sprintf("%s:%d: %s: %s", path, lines.Line(w.Key), w.Key, w.Msg))
+	}
+	raw = lang.Raw
 	valid := append(append([]string(nil), runnerTopKeys...), reportTopKeys...)
 	for _, k := range sortedKeys(raw) {
 		if !contains(valid, k) {
@@ -187,6 +204,41 @@ func Parse(path, src string) (*File, error) {
 	}
 	f.parseProfiles(&es, raw["profiles"], seen)
 	return f, es.err()
+}
+
+// expandedLines indexes the key paths of the expanded grids and profiles
+// at the lines of the source keys they came from, so that every later
+// error about a templated or matrixed grid points at what to edit.
+func expandedLines(lines tomlline.Index, lang *gridlang.Result) tomlline.Index {
+	ix := tomlline.Index{}
+	for k, n := range lines {
+		if !strings.HasPrefix(k, "grid[") && !strings.HasPrefix(k, "template.") {
+			ix[k] = n
+		}
+	}
+	var walk func(p string, v any)
+	walk = func(p string, v any) {
+		if n := lines.Line(lang.Source(p)); n > 0 {
+			ix[p] = n
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				walk(p+"."+k, e)
+			}
+		case []map[string]any:
+			for i, e := range t {
+				walk(fmt.Sprintf("%s[%d]", p, i), e)
+			}
+		}
+	}
+	for i, g := range asArray(lang.Raw["grid"]) {
+		walk(fmt.Sprintf("grid[%d]", i), g)
+	}
+	if ps, ok := lang.Raw["profiles"].(map[string]any); ok {
+		walk("profiles", ps)
+	}
+	return ix
 }
 
 func (f *File) parseProfiles(es *Errors, v any, grids map[string]int) {
