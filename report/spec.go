@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"sgplab/claims"
+	"sgplab/internal/gridlang"
 	"sgplab/internal/tomlline"
 )
 
@@ -82,6 +83,13 @@ type TableSpec struct {
 	RowOrder    []string       `toml:"row_order"`
 	ColumnOrder []string       `toml:"column_order"`
 	Paper       []PaperValue   `toml:"paper"`
+	// PaperColumns and PaperRows are the paper's numbers as its table
+	// prints them: one row per line, ["row", cell, cell, …], a cell being
+	// a number, "value ± std" or "" (no number). They add to Paper in
+	// row-major order, after its [[table.paper]] cells (which remain for
+	// a cell with a note).
+	PaperColumns []string `toml:"paper_columns"`
+	PaperRows    [][]any  `toml:"paper_rows"`
 
 	filter filterSet
 }
@@ -164,10 +172,9 @@ type FigureSpec struct {
 // file is the whole paper config as far as this package reads it; the
 // runner's keys are decoded by the runner.
 type file struct {
-	Name        string     `toml:"name"`
-	Title       string     `toml:"title"`
-	Description string     `toml:"description"`
-	Grid        []gridName `toml:"grid"`
+	Name        string `toml:"name"`
+	Title       string `toml:"title"`
+	Description string `toml:"description"`
 	Profiles    map[string]struct {
 		Note string `toml:"note"`
 	} `toml:"profiles"`
@@ -175,10 +182,6 @@ type file struct {
 	Figure []FigureSpec  `toml:"figure"`
 	Claim  []claims.Spec `toml:"claim"`
 	Report Meta          `toml:"report"`
-}
-
-type gridName struct {
-	Name string `toml:"name"`
 }
 
 // Sections owned by this package; unknown keys elsewhere belong to the runner.
@@ -249,8 +252,19 @@ func Parse(name, src string) (Spec, error) {
 		}
 		spec.ProfileNotes[name] = p.Note
 	}
-	for _, g := range f.Grid {
-		spec.Grids = append(spec.Grids, g.Name)
+	// The grids are those the runner runs: templates and matrices
+	// expanded (a matrix names one grid per combination).
+	var raw map[string]any
+	rmd, _ := toml.Decode(src, &raw)
+	lang, lerrs := gridlang.Expand(raw, rmd)
+	for _, e := range lerrs {
+		errs = append(errs, fmt.Errorf("%s: %s", loc.at(e.Key), e.Msg))
+	}
+	gs, _ := lang.Raw["grid"].([]map[string]any)
+	for _, g := range gs {
+		if n, ok := g["name"].(string); ok {
+			spec.Grids = append(spec.Grids, n)
+		}
 	}
 	errs = append(errs, spec.validate(loc)...)
 	errs = append(errs, located(loc, "claim", checkClaims(f.Claim))...)

@@ -2,7 +2,10 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"sgplab/internal/anyconv"
 
 	"sgplab/figures"
 	"sgplab/results"
@@ -147,6 +150,7 @@ func (v *validator) table(p string, t *TableSpec) {
 	if t.filter, err = parseFilter(t.Filter); err != nil {
 		bad(".filter", "%v", err)
 	}
+	t.Paper = append(t.Paper, v.paperRows(p, t)...)
 	for j, pv := range t.Paper {
 		bad := v.at(fmt.Sprintf("%s.paper[%d]", p, j))
 		if pv.Row == "" || pv.Column == "" {
@@ -216,4 +220,70 @@ func (v *validator) figure(p string, f *FigureSpec) {
 	if _, err := figures.ParseStyles(f.SeriesStyle); err != nil {
 		bad(".series_style", "%v", err)
 	}
+}
+
+// paperRows turns a table's paper_rows into its paper values, row-major.
+func (v *validator) paperRows(p string, t *TableSpec) []PaperValue {
+	if len(t.PaperRows) > 0 && len(t.PaperColumns) == 0 {
+		v.bad(p+".paper_rows", "paper_rows needs paper_columns, the columns its cells are in")
+		return nil
+	}
+	var out []PaperValue
+	for i, row := range t.PaperRows {
+		bad := v.at(fmt.Sprintf("%s.paper_rows[%d]", p, i))
+		var name string
+		if len(row) > 0 {
+			name, _ = row[0].(string)
+		}
+		if name == "" {
+			bad("", "a paper row starts with its row's name, then one cell per column of paper_columns (%s)", strings.Join(t.PaperColumns, ", "))
+			continue
+		}
+		if len(row)-1 != len(t.PaperColumns) {
+			bad("", "row %q has %d cells, paper_columns %d (%s); write \"\" for a cell without a number", name, len(row)-1, len(t.PaperColumns), strings.Join(t.PaperColumns, ", "))
+			continue
+		}
+		for j, cell := range row[1:] {
+			pv, present, err := parsePaperCell(cell)
+			if err != nil {
+				bad("", "row %q, column %q: %v", name, t.PaperColumns[j], err)
+				continue
+			}
+			if present {
+				pv.Row, pv.Column = name, t.PaperColumns[j]
+				out = append(out, pv)
+			}
+		}
+	}
+	return out
+}
+
+// parsePaperCell reads one cell of a paper row: a number, "value ± std"
+// (also "value +- std") or "" for none.
+func parsePaperCell(c any) (PaperValue, bool, error) {
+	if f, ok := anyconv.Float(c); ok {
+		return PaperValue{Value: f}, true, nil
+	}
+	s, ok := c.(string)
+	if !ok {
+		return PaperValue{}, false, fmt.Errorf("want a number, \"value ± std\" or \"\", got %v", c)
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return PaperValue{}, false, nil
+	}
+	val, std, hasStd := strings.Cut(strings.Replace(s, "+-", "±", 1), "±")
+	var pv PaperValue
+	var err error
+	if pv.Value, err = strconv.ParseFloat(strings.TrimSpace(val), 64); err != nil {
+		return pv, false, fmt.Errorf("%q: want a number, \"value ± std\" or \"\"", s)
+	}
+	if hasStd {
+		sd, err := strconv.ParseFloat(strings.TrimSpace(std), 64)
+		if err != nil || sd < 0 {
+			return pv, false, fmt.Errorf("%q: the std after ± must be a number ≥ 0", s)
+		}
+		pv.Std = &sd
+	}
+	return pv, true, nil
 }
