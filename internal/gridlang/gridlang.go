@@ -5,6 +5,7 @@ import (
 	"maps"
 	"path"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -520,6 +521,7 @@ func (x *expansion) expandGrid(key string, d *draft) []*draft {
 	if !ok {
 		return nil
 	}
+	vars = nameOrder(d.t["name"], vars)
 	rules, ok := x.whens(d, vars)
 	if !ok {
 		return nil
@@ -583,6 +585,32 @@ func (x *expansion) expandGrid(key string, d *draft) []*draft {
 	for _, gr := range groups {
 		if g := x.rowsToIncludes(d, gr.rows, vars); g != nil {
 			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// nameVarRE finds a variable written alone in braces in a grid's name.
+var nameVarRE = regexp.MustCompile(`\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}`)
+
+// nameOrder puts the variables the grid's name uses first, in the order
+// the name uses them, then the others (its rows) as defined: the grids
+// come in the order their names read, the first variable outermost.
+func nameOrder(name any, vars []variable) []variable {
+	s, _ := name.(string)
+	var out []variable
+	taken := make([]bool, len(vars))
+	for _, m := range nameVarRE.FindAllStringSubmatch(s, -1) {
+		for i, v := range vars {
+			if v.name == m[1] && !taken[i] {
+				out = append(out, v)
+				taken[i] = true
+			}
+		}
+	}
+	for i, v := range vars {
+		if !taken[i] {
+			out = append(out, v)
 		}
 	}
 	return out
