@@ -998,9 +998,18 @@ func deepClone(v any) any {
 		}
 		return out
 	case []any:
+		// An inline array of tables (exclude = [{ … }, { … }]) is an
+		// array of tables, as [[grid.exclude]] decodes.
+		tables := make([]map[string]any, 0, len(x))
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = deepClone(e)
+			if t, ok := out[i].(map[string]any); ok {
+				tables = append(tables, t)
+			}
+		}
+		if len(x) > 0 && len(tables) == len(x) {
+			return tables
 		}
 		return out
 	case []map[string]any:
