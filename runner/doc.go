@@ -16,11 +16,25 @@
 // before fitting. The declared number of inducing variables (RunSpec.Plan)
 // is what the progress line's ETA costs a run by.
 //
+// # Templates, matrices and derived values
+//
+// Before any of that, Parse expands the grid language (internal/gridlang,
+// docs/grids.md): [template.NAME] tables that grids extend, a grid's
+// [grid.matrix] of variables (one grid per combination of the variables
+// its name uses, include rows for the others) with [[grid.when]] rules
+// that set keys or skip combinations, {expressions} over the variables and
+// the grid's let table (ε = 0.95/W computed, not pasted), and profile
+// entries that name grids by pattern. Everything below sees plain grids,
+// so the expansion cannot change a run id; the line index maps every key
+// of an expanded grid to the line that wrote it, so later errors point at
+// the template, variant or rule to edit.
+//
 // # Profiles
 //
 // A config's [profiles.quick] (the only profile besides the implicit full
 // one) replaces grid keys in every grid, [profiles.quick.grids.NAME] in
-// one grid, and skip = true leaves a grid out; its note, which says what
+// one grid (or, quoted with *, ? or […], in every grid the pattern
+// matches), and skip = true leaves a grid out; its note, which says what
 // the profile reduces, is required and heads every report of it. The
 // profile is part of a run's identity, except that a grid the profile
 // leaves as it is keeps the full profile's runs (same ids): a quick sweep

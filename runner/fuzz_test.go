@@ -28,6 +28,13 @@ func FuzzGrid(f *testing.F) {
 	f.Add(base+"[[grid.exclude]]\nnum_inducing = 10\n[[grid.include]]\nsplit = 7\n", "full")
 	f.Add(base+"[grid.dataset]\nn = [10, 20]\n[grid.method.fake-mean]\nlengthscales = [[1.0], [2.0]]\n", "")
 	f.Add("name = \"x\"\n[[grid]]\nname = \"g\"\nmethods = []\n", "")
+	// The grid language: templates, a matrix with rows and rules, derived
+	// values, profile patterns.
+	f.Add("name = \"x\"\n[template.t]\nmethods = [\"fake-mean\"]\ndatasets = [\"toy\"]\nsplits = [0]\nseeds = [0]\n"+
+		"[[grid]]\nname = \"g-{k}\"\nextends = \"t\"\nmatrix = { k = [\"se\", \"matern32\"], m = [5, 10] }\n"+
+		"let = { n = \"{2 * m}\" }\nparams = { kernel = \"{k}\", num_inducing = \"{n}\" }\n"+
+		"[[grid.when]]\nk = \"se\"\nset = { iterations = 3 }\n"+
+		"[profiles.quick]\nnote = \"n\"\n[profiles.quick.grids.\"g-*\"]\nsplits = [1]\n", "quick")
 	f.Fuzz(func(t *testing.T, src, profile string) {
 		fl, err := Parse("fuzz.toml", src)
 		if err != nil {

@@ -119,9 +119,11 @@ methods = ["fake-mean"]
 splits = [0]
 seeds = [0]
 iterations = 5
+[template.toy2]
+datasets = ["toy2"]
 [grid.matrix.data]
 small = { datasets = ["toy"], dataset = { n = 50 } }
-large = { datasets = ["toy2"] }
+large = { extends = "toy2" }      # a variant may extend templates
 [grid.matrix]
 kernel = ["se", "matern32"]
 [grid.params]

@@ -268,6 +268,10 @@ func describe(v any) string {
 	return fmt.Sprint(v)
 }
 
+// maxList bounds the lists linspace makes: a grid sweeps tens of values,
+// and a typo such as 1e9 should be an error, not an allocation.
+const maxList = 100000
+
 // funcs are the functions an expression may call.
 var funcs = map[string]func([]any) (any, error){
 	"sqrt":  unary(math.Sqrt),
@@ -288,8 +292,8 @@ var funcs = map[string]func([]any) (any, error){
 		start, ok1 := a[0].(float64)
 		stop, ok2 := a[1].(float64)
 		n, ok3 := a[2].(float64)
-		if !ok1 || !ok2 || !ok3 || n < 2 || n != math.Trunc(n) {
-			return nil, fmt.Errorf("want two numbers and a count ≥ 2")
+		if !ok1 || !ok2 || !ok3 || n < 2 || n > maxList || n != math.Trunc(n) {
+			return nil, fmt.Errorf("want two numbers and a count from 2 to %d", maxList)
 		}
 		// numpy's: i·step + start, the last point exactly stop.
 		step := (stop - start) / (n - 1)

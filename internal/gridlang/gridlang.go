@@ -546,8 +546,8 @@ func (x *expansion) expandGrid(key string, d *draft) []*draft {
 		for i, v := range vars {
 			vr := v.variants[combo[i]]
 			sc.vars[v.name] = vr.value
-			if vr.set != nil {
-				c.merge(vr.set, vr.at)
+			if vr.set != nil && !x.mergeSet(c, vr.set, vr.at) {
+				return nil
 			}
 		}
 		for _, r := range rules {
@@ -559,7 +559,9 @@ func (x *expansion) expandGrid(key string, d *draft) []*draft {
 				skip = true
 				break
 			}
-			c.merge(r.set, r.at+".set")
+			if !x.mergeSet(c, r.set, r.at+".set") {
+				return nil
+			}
 		}
 		if skip {
 			continue
@@ -614,6 +616,20 @@ func nameOrder(name any, vars []variable) []variable {
 		}
 	}
 	return out
+}
+
+// mergeSet lays a variant's or a rule's keys over a combination, after
+// the templates it extends.
+func (x *expansion) mergeSet(c *draft, set map[string]any, at string) bool {
+	for _, name := range x.extendsOf(at+"."+keyExtends, set[keyExtends]) {
+		t := x.template(at+"."+keyExtends, name)
+		if t == nil {
+			return false
+		}
+		c.mergeDraft(t)
+	}
+	c.merge(set, at, keyExtends)
+	return true
 }
 
 func (r *when) matches(vars []variable, combo []int) bool {
