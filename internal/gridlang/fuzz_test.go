@@ -3,8 +3,8 @@ package gridlang
 import (
 	"fmt"
 	"math"
-	"time"
 	"testing"
+	"time"
 )
 
 type noNames struct{}
