@@ -85,11 +85,13 @@ type TableSpec struct {
 	Paper       []PaperValue   `toml:"paper"`
 	// PaperColumns and PaperRows are the paper's numbers as its table
 	// prints them: one row per line, ["row", cell, cell, …], a cell being
-	// a number, "value ± std" or "" (no number). They add to Paper in
-	// row-major order, after its [[table.paper]] cells (which remain for
-	// a cell with a note).
+	// a number, "value ± std" (then "; note" if any) or "" (no number).
+	// They add to Paper after its [[table.paper]] cells.
 	PaperColumns []string `toml:"paper_columns"`
 	PaperRows    [][]any  `toml:"paper_rows"`
+	// PaperOrder is the order the "paper vs ours" listing takes the
+	// rows' cells in: "rows" (row by row, the default) or "columns".
+	PaperOrder string `toml:"paper_order"`
 
 	filter filterSet
 }

@@ -228,6 +228,15 @@ func (v *validator) paperRows(p string, t *TableSpec) []PaperValue {
 		v.bad(p+".paper_rows", "paper_rows needs paper_columns, the columns its cells are in")
 		return nil
 	}
+	byColumn := false
+	switch t.PaperOrder {
+	case "", "rows":
+	case "columns":
+		byColumn = true
+	default:
+		v.bad(p+".paper_order", "unknown paper_order %q; valid: rows, columns", t.PaperOrder)
+	}
+	cells := make([][]PaperValue, len(t.PaperColumns)) // by column, for paper_order = "columns"
 	var out []PaperValue
 	for i, row := range t.PaperRows {
 		bad := v.at(fmt.Sprintf("%s.paper_rows[%d]", p, i))
@@ -252,14 +261,22 @@ func (v *validator) paperRows(p string, t *TableSpec) []PaperValue {
 			if present {
 				pv.Row, pv.Column = name, t.PaperColumns[j]
 				out = append(out, pv)
+				cells[j] = append(cells[j], pv)
 			}
+		}
+	}
+	if byColumn {
+		out = out[:0]
+		for _, c := range cells {
+			out = append(out, c...)
 		}
 	}
 	return out
 }
 
 // parsePaperCell reads one cell of a paper row: a number, "value ± std"
-// (also "value +- std") or "" for none.
+// (also "value +- std") or "" for none; "; note" after the number adds the
+// cell's note.
 func parsePaperCell(c any) (PaperValue, bool, error) {
 	if f, ok := anyconv.Float(c); ok {
 		return PaperValue{Value: f}, true, nil
@@ -272,11 +289,14 @@ func parsePaperCell(c any) (PaperValue, bool, error) {
 	if s == "" {
 		return PaperValue{}, false, nil
 	}
-	val, std, hasStd := strings.Cut(strings.Replace(s, "+-", "±", 1), "±")
 	var pv PaperValue
+	if num, note, ok := strings.Cut(s, ";"); ok {
+		s, pv.Note = strings.TrimSpace(num), strings.TrimSpace(note)
+	}
+	val, std, hasStd := strings.Cut(strings.Replace(s, "+-", "±", 1), "±")
 	var err error
 	if pv.Value, err = strconv.ParseFloat(strings.TrimSpace(val), 64); err != nil {
-		return pv, false, fmt.Errorf("%q: want a number, \"value ± std\" or \"\"", s)
+		return pv, false, fmt.Errorf("%q: want a number, \"value ± std\", \"value ± std; note\" or \"\"", s)
 	}
 	if hasStd {
 		sd, err := strconv.ParseFloat(strings.TrimSpace(std), 64)
