@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -51,12 +52,42 @@ func (es Errors) err() error {
 // is recorded once.
 func (f *File) errorf(es *Errors, key, format string, args ...any) {
 	e := &Error{File: f.Path, Line: f.lines.Line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	// A key of a grid the grid language made is shown where it was
+	// written (a template, a variant, a rule), with the grid it is in.
+	if src := f.sourceKey(key); src != key {
+		e.Key = src
+		if g := f.gridOf(key); g != "" && !strings.Contains(e.Msg, strconv.Quote(g)) {
+			e.Msg = fmt.Sprintf("in grid %q: %s", g, e.Msg)
+		}
+	}
 	for _, old := range *es {
 		if *old == *e {
 			return
 		}
 	}
 	*es = append(*es, e)
+}
+
+// sourceKey is the key path where key of an expanded grid was written.
+func (f *File) sourceKey(key string) string {
+	if f.lang == nil {
+		return key
+	}
+	return f.lang.Source(key)
+}
+
+// gridOf names the expanded grid a key path ("grid[3].params.x") is in.
+func (f *File) gridOf(key string) string {
+	var i int
+	if _, err := fmt.Sscanf(key, "grid[%d]", &i); err != nil {
+		return ""
+	}
+	gs, _ := f.lang.Raw["grid"].([]map[string]any)
+	if i < 0 || i >= len(gs) {
+		return ""
+	}
+	name, _ := gs[i]["name"].(string)
+	return name
 }
 
 func sortedKeys[V any](m map[string]V) []string {

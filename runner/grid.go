@@ -30,7 +30,8 @@ type File struct {
 	Grids       []*Grid
 
 	lines    tomlline.Index
-	warnings []string // from the grid language (Expand reports them)
+	warnings []string         // from the grid language (Expand reports them)
+	lang     *gridlang.Result // where the keys of expanded grids were written
 }
 
 // Profile is a named set of overrides (e.g. quick) applied to every grid.
@@ -145,7 +146,7 @@ func Parse(path, src string) (*File, error) {
 	// Templates, matrices, derived values and profile patterns expand
 	// first: everything below (and every run id) sees plain grids.
 	lang, lerrs := gridlang.Expand(raw, md)
-	f := &File{Path: path, lines: expandedLines(lines, lang), Profiles: map[string]Profile{}}
+	f := &File{Path: path, lines: expandedLines(lines, lang), Profiles: map[string]Profile{}, lang: lang}
 	var es Errors
 	for _, e := range lerrs {
 		es = append(es, &Error{File: path, Line: lines.Line(e.Key), Key: e.Key, Msg: e.Msg})

@@ -382,9 +382,9 @@ seeds = [0]
 		{"rows that cannot be includes", "name = \"t\"\n" + strings.Replace(grid, `seeds = [0]`, "seeds = [0]\nmatrix = { m = [1, 2] }\ndescription = \"m = {m}\"", 1),
 			[]string{`test.toml:10: grid[0].description: grid "g": the rows of its matrix differ in description`, "put the variables in the name ({m})"}},
 		{"later error at the template's line", "name = \"t\"\n[template.uci]\niterations = -5\n" + strings.Replace(grid, `name = "g"`, "name = \"g\"\nextends = \"uci\"", 1),
-			[]string{`test.toml:3: grid[0].iterations: must be ≥ 0`}},
+			[]string{`test.toml:3: template.uci.iterations: in grid "g": must be ≥ 0`}},
 		{"later error at the variant's line", "name = \"t\"\n" + strings.Replace(strings.Replace(grid, `name = "g"`, "name = \"g-{k}\"", 1), "seeds = [0]", "seeds = [0]\n[grid.matrix.k]\na = { params = { num_inducing = 5 } }\nb = { params = { num_inducng = 5 } }", 1),
-			[]string{`test.toml:11: grid[1].params.num_inducng: no method of this grid (fake-mean) has this parameter; did you mean "num_inducing"?`}},
+			[]string{`test.toml:11: grid[0].matrix.k.b.params.num_inducng: in grid "g-b": no method of this grid (fake-mean) has this parameter; did you mean "num_inducing"?`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
