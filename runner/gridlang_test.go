@@ -165,6 +165,41 @@ iterations = 5
 params = { kernel = "se", num_inducing = [5, 6] }
 `,
 	}, {
+		name: "when rules accumulate: the template's first, then the grid's",
+		lang: `name = "t"
+[template.base]
+methods = ["fake-mean"]
+datasets = ["toy"]
+splits = [0]
+seeds = [0]
+matrix.k = ["se", "matern32"]
+when = [{ k = "se", set = { iterations = 3, params = { num_inducing = 5 } } }]
+[[grid]]
+name = "g-{k}"
+extends = "base"
+iterations = 9
+[[grid.when]]
+k = "se"
+set = { iterations = 4 }        # after the template's rule: 4 wins, num_inducing stays 5
+`,
+		written: `name = "t"
+[[grid]]
+name = "g-se"
+methods = ["fake-mean"]
+datasets = ["toy"]
+splits = [0]
+seeds = [0]
+iterations = 4
+params = { num_inducing = 5 }
+[[grid]]
+name = "g-matern32"
+methods = ["fake-mean"]
+datasets = ["toy"]
+splits = [0]
+seeds = [0]
+iterations = 9
+`,
+	}, {
 		name: "variables outside the name become include rows",
 		lang: `name = "t"
 [[grid]]

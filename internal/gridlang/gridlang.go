@@ -146,6 +146,19 @@ func (d *draft) mergeAt(dst map[string]any, rel string, src map[string]any, srcO
 				continue
 			}
 		}
+		// When rules accumulate: a grid's rules apply after those of the
+		// templates it extends, each keeping its source.
+		if add, ok := deepClone(v).([]map[string]any); ok && rel == "" && k == keyWhen {
+			have, _ := dst[k].([]map[string]any)
+			if len(have) == 0 {
+				d.origin[keyWhen] = srcOf(keyWhen)
+			}
+			for i := range add {
+				d.origin[fmt.Sprintf("%s[%d]", keyWhen, len(have)+i)] = srcOf(fmt.Sprintf("%s[%d]", keyWhen, i))
+			}
+			dst[k] = append(have, add...)
+			continue
+		}
 		for o := range d.origin {
 			if strings.HasPrefix(o, r+".") || strings.HasPrefix(o, r+"[") {
 				delete(d.origin, o)
@@ -450,7 +463,7 @@ func (x *expansion) whens(d *draft, vars []variable) ([]*when, bool) {
 	good := true
 	var out []*when
 	for i, w := range ws {
-		wat := fmt.Sprintf("%s[%d]", at, i)
+		wat := d.source(fmt.Sprintf("%s[%d]", keyWhen, i))
 		r := &when{at: wat, match: map[string][]string{}}
 		for _, k := range sortedKeys(w) {
 			kat := wat + "." + k
