@@ -323,6 +323,34 @@ splits = [1]
 params = { num_inducing = 10 }
 `,
 	}, {
+		name: "variants written as dotted keys keep their order",
+		lang: `name = "t"
+[template.small]
+datasets = ["toy"]
+[template.large]
+datasets = ["toy2"]
+[[grid]]
+name = "g-{d}"
+methods = ["fake-mean"]
+splits = [0]
+seeds = [0]
+matrix.d = { small.extends = "small", large.extends = "large" }
+`,
+		written: `name = "t"
+[[grid]]
+name = "g-small"
+methods = ["fake-mean"]
+datasets = ["toy"]
+splits = [0]
+seeds = [0]
+[[grid]]
+name = "g-large"
+methods = ["fake-mean"]
+datasets = ["toy2"]
+splits = [0]
+seeds = [0]
+`,
+	}, {
 		name: "matrix variable from an expression",
 		lang: `name = "t"
 [[grid]]

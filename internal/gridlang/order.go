@@ -33,9 +33,9 @@ func keyOrder(raw map[string]any, keys []toml.Key) map[string][]string {
 				next = m[part]
 			}
 			last := i == len(k)-1
-			if last {
-				add(parent, part)
-			}
+			// Dotted keys (a.b = 1) list only the full path: the parts
+			// before it are defined where they first appear.
+			add(parent, part)
 			arr, isArray := next.([]map[string]any)
 			if !isArray {
 				cur = next
