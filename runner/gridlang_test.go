@@ -432,12 +432,14 @@ seeds = [0]
 			[]string{`test.toml:4: grid[0].name: {kernel}: "kernel" is not defined`}},
 		{"pattern matching no grid", "name = \"t\"\n" + grid + "[profiles.quick]\nnote = \"n\"\n[profiles.quick.grids.\"uci-*\"]\nsplits = [0]\n",
 			[]string{`test.toml:11: profiles.quick.grids.uci-*: pattern "uci-*" matches no grid; grids: g`}},
-		{"when on an unknown variable", "name = \"t\"\n" + strings.Replace(grid, `name = "g"`, "name = \"g-{kernel}\"\n[grid.matrix]\nkernel = [\"se\", \"matern32\"]\n[[grid.when]]\nkernl = \"se\"\nskip = true", 1),
-			[]string{`test.toml:8: grid[0].when[0].kernl: not a matrix variable; did you mean "kernel"?`}},
-		{"when on an unknown variant", "name = \"t\"\n" + strings.Replace(grid, `name = "g"`, "name = \"g-{kernel}\"\n[grid.matrix]\nkernel = [\"se\", \"matern32\"]\n[[grid.when]]\nkernel = \"matern23\"\nskip = true", 1),
-			[]string{`test.toml:8: grid[0].when[0].kernel: no variant "matern23" of kernel; did you mean "matern32"?; variants: se, matern32`}},
-		{"when doing nothing", "name = \"t\"\n" + strings.Replace(grid, `name = "g"`, "name = \"g-{kernel}\"\n[grid.matrix]\nkernel = [\"se\", \"matern32\"]\n[[grid.when]]\nkernel = \"se\"", 1),
-			[]string{`test.toml:7: grid[0].when[0]: a rule does nothing`}},
+		{"bad key under a pattern, once at its line", "name = \"t\"\n" + strings.Replace(grid, `name = "g"`, "name = \"g-{k}\"\nmatrix.k = [1, 2]", 1) + "[profiles.quick]\nnote = \"n\"\n[profiles.quick.grids.\"g-*\"]\nsplts = [0]\n",
+			[]string{`test.toml:13: profiles.quick.grids.g-*.splts: unknown key; valid keys:`}},
+		{"when on an unknown variable", "name = \"t\"\n" + strings.Replace(strings.Replace(grid, `name = "g"`, "name = \"g-{kernel}\"", 1), "seeds = [0]", "seeds = [0]\n[grid.matrix]\nkernel = [\"se\", \"matern32\"]\n[[grid.when]]\nkernl = \"se\"\nskip = true", 1),
+			[]string{`test.toml:12: grid[0].when[0].kernl: not a matrix variable; did you mean "kernel"?`}},
+		{"when on an unknown variant", "name = \"t\"\n" + strings.Replace(strings.Replace(grid, `name = "g"`, "name = \"g-{kernel}\"", 1), "seeds = [0]", "seeds = [0]\n[grid.matrix]\nkernel = [\"se\", \"matern32\"]\n[[grid.when]]\nkernel = \"matern23\"\nskip = true", 1),
+			[]string{`test.toml:12: grid[0].when[0].kernel: no variant "matern23" of kernel; did you mean "matern32"?; variants: se, matern32`}},
+		{"when doing nothing", "name = \"t\"\n" + strings.Replace(strings.Replace(grid, `name = "g"`, "name = \"g-{kernel}\"", 1), "seeds = [0]", "seeds = [0]\n[grid.matrix]\nkernel = [\"se\", \"matern32\"]\n[[grid.when]]\nkernel = \"se\"", 1),
+			[]string{`test.toml:11: grid[0].when[0]: a rule does nothing`}},
 		{"unknown function", "name = \"t\"\n" + strings.Replace(grid, `seeds = [0]`, "seeds = [0]\n[grid.params]\nnum_inducing = \"{sqr(4)}\"", 1),
 			[]string{`test.toml:10: grid[0].params.num_inducing: {sqr(4)}: unknown function "sqr"; did you mean "sqrt"?`}},
 		{"let cycle", "name = \"t\"\n" + strings.Replace(grid, `seeds = [0]`, "seeds = [0]\n[grid.let]\na = \"{b}\"\nb = \"{a + 1}\"\n[grid.params]\nnum_inducing = \"{a}\"", 1),
@@ -454,6 +456,9 @@ seeds = [0]
 			_, _, err := expand(t, c.src, "")
 			if err == nil {
 				t.Fatalf("no error for\n%s", c.src)
+			}
+			if n := strings.Count(err.Error(), "\n") + 1; n != len(c.want) && !strings.Contains(c.name, "rows") {
+				t.Errorf("%d errors, want %d:\n%v", n, len(c.want), err)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
