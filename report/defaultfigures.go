@@ -262,12 +262,37 @@ func valueAxis(ax *plot.Axis, xs []float64, logFrom float64) {
 		ax.Min, ax.Max = lo/math.Pow(hi/lo, 0.04), hi*math.Pow(hi/lo, 0.04)
 	}
 	if len(distinct) >= 2 && len(distinct) <= 8 {
-		var ticks plot.ConstantTicks
-		for _, x := range sortedFloats(distinct) {
-			ticks = append(ticks, plot.Tick{Value: x, Label: figures.FormatTick(x)})
-		}
-		ax.Tick.Marker = ticks
+		ax.Tick.Marker = valueTicks(sortedFloats(distinct), log)
 	}
+}
+
+// minLabelGap is the smallest distance between two labelled ticks, as a
+// fraction of the axis span (linear or logarithmic): a two-digit label is
+// about 4 % of a panel's width, so values closer than this (VISH's 54 and
+// VFF's 56 features on an axis to 64) would print on top of each other.
+const minLabelGap = 0.06
+
+// valueTicks puts a tick at each of the sorted values xs and labels those
+// at least minLabelGap of the span from the last labelled one; the others
+// keep an unlabelled tick mark.
+func valueTicks(xs []float64, log bool) plot.ConstantTicks {
+	pos := func(x float64) float64 {
+		if log {
+			return math.Log(x)
+		}
+		return x
+	}
+	span := pos(xs[len(xs)-1]) - pos(xs[0])
+	ticks := make(plot.ConstantTicks, len(xs))
+	last := math.Inf(-1)
+	for i, x := range xs {
+		ticks[i] = plot.Tick{Value: x}
+		if pos(x)-last >= minLabelGap*span {
+			ticks[i].Label = figures.FormatTick(x)
+			last = pos(x)
+		}
+	}
+	return ticks
 }
 
 func sortedFloats(m map[float64]bool) []float64 {

@@ -565,3 +565,32 @@ func TestEveryCSVParses(t *testing.T) {
 		t.Error("no CSV has a missing value: the test proves nothing")
 	}
 }
+
+// TestValueTicks: ticks at every value, labels only where they cannot
+// overlap (the sweep's 54 and 56 features on an axis from 16 to 64 printed
+// on top of each other).
+func TestValueTicks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		xs   []float64
+		log  bool
+		want []string
+	}{
+		{"log, 54 and 56 close", []float64{16, 32, 54, 56, 64}, true, []string{"16", "32", "54", "", "64"}},
+		{"log, spread", []float64{16, 32, 64}, true, []string{"16", "32", "64"}},
+		{"linear, close pair", []float64{0, 1, 50, 100}, false, []string{"0", "", "50", "100"}},
+		{"two values", []float64{1, 2}, false, []string{"1", "2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ticks := valueTicks(tc.xs, tc.log)
+			if len(ticks) != len(tc.xs) {
+				t.Fatalf("%d ticks for %d values", len(ticks), len(tc.xs))
+			}
+			for i, tk := range ticks {
+				if tk.Value != tc.xs[i] || tk.Label != tc.want[i] {
+					t.Errorf("tick %d = (%v, %q), want (%v, %q)", i, tk.Value, tk.Label, tc.xs[i], tc.want[i])
+				}
+			}
+		})
+	}
+}

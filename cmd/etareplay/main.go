@@ -7,7 +7,12 @@
 //	go run ./cmd/etareplay [-profile quick] [-db out/NAME/results.db] CONFIG.toml
 //
 // A run's time is its finished − started in the database; runs made with
-// several jobs overlapped, so replay sweeps made with --jobs 1.
+// several jobs overlapped, so replay sweeps made with --jobs 1. On a shared
+// machine whose load changed during the sweep, wall times measure the load
+// as much as the cost model; -clock cpu replays the runs' CPU seconds
+// instead (x_cpu_seconds, and x_train_cpu_seconds for the fit), the sweep as
+// it would have gone at a constant load: the ETA and the actual are then
+// CPU seconds.
 package main
 
 import (
@@ -26,18 +31,23 @@ func main() {
 	profile := flag.String("profile", "quick", "the profile the sweep ran")
 	db := flag.String("db", "", "results database (default: the config's, out/NAME/results.db)")
 	every := flag.Int("every", 0, "print every k-th point (default: about 20 lines)")
+	clock := flag.String("clock", "wall", "wall: runs take finished − started; cpu: their CPU seconds (load-free)")
 	flag.Parse()
+	if *clock != "wall" && *clock != "cpu" {
+		fmt.Fprintf(os.Stderr, "etareplay: -clock %q: want wall or cpu\n", *clock)
+		os.Exit(2)
+	}
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: etareplay [-profile quick] [-db PATH] [-every K] CONFIG.toml")
 		os.Exit(2)
 	}
-	if err := replay(flag.Arg(0), *profile, *db, *every); err != nil {
+	if err := replay(flag.Arg(0), *profile, *db, *every, *clock == "cpu"); err != nil {
 		fmt.Fprintln(os.Stderr, "etareplay:", err)
 		os.Exit(1)
 	}
 }
 
-func replay(config, profile, dbPath string, every int) error {
+func replay(config, profile, dbPath string, every int, cpuClock bool) error {
 	f, err := runner.Load(config)
 	if err != nil {
 		return err
@@ -58,7 +68,15 @@ func replay(config, profile, dbPath string, every int) error {
 	for i, s := range specs {
 		ids[i] = s.ID
 	}
-	fits, err := store.MetricValues("train_seconds", ids)
+	fitMetric := "train_seconds"
+	if cpuClock {
+		fitMetric = runner.TrainCPUMetric
+	}
+	fits, err := store.MetricValues(fitMetric, ids)
+	if err != nil {
+		return err
+	}
+	cpus, err := store.MetricValues(runner.CPUSecondsMetric, ids)
 	if err != nil {
 		return err
 	}
@@ -76,6 +94,13 @@ func replay(config, profile, dbPath string, every int) error {
 			continue
 		}
 		t := runner.RunTiming{Took: r.Finished.Sub(r.Started), Iterations: -1, Done: r.Status == results.StatusDone}
+		if cpuClock {
+			v, ok := cpus[id]
+			if !ok {
+				continue // a failed run, or an OS without CPU times
+			}
+			t.Took = time.Duration(v * float64(time.Second))
+		}
 		t.Fit = t.Took
 		if v, ok := fits[id]; ok {
 			t.Fit = time.Duration(v * float64(time.Second))
@@ -97,7 +122,11 @@ func replay(config, profile, dbPath string, every int) error {
 	for _, t := range timings {
 		total += t.Took
 	}
-	fmt.Printf("%s, profile %s: %d of %d runs replayed, %s in all\n", config, profile, len(points), len(specs), total.Round(time.Second))
+	unit := "wall"
+	if cpuClock {
+		unit = "CPU"
+	}
+	fmt.Printf("%s, profile %s: %d of %d runs replayed, %s %s in all\n", config, profile, len(points), len(specs), total.Round(time.Second), unit)
 	fmt.Printf("%6s %12s %12s %7s\n", "done", "ETA", "actual", "ratio")
 	within, counted := 0, 0
 	for i, pt := range points {
