@@ -168,8 +168,15 @@ func buildTable(ts TableSpec, runs []*run, rc *renderCtx) *builtTable {
 			default:
 				c.Value = c.Stats.pick(ts.Aggregate)
 			}
+			var notes []string
+			if note := unconvergedNote(os); note != "" {
+				notes = append(notes, note)
+			}
 			if note := pooledNote(os, ts); note != "" {
-				c.Note = t.footnote(note)
+				notes = append(notes, note)
+			}
+			if len(notes) > 0 {
+				c.Note = t.footnote(strings.Join(notes, "; "))
 			}
 		}
 	}
@@ -250,12 +257,41 @@ func (t *builtTable) rank() {
 	}
 }
 
+// unconvergedNote says how many of a cell's runs were judged not converged
+// (x_converged = 0): a mean over fits still moving is not the method's number.
+func unconvergedNote(os []obs) string {
+	seen := map[string]bool{}
+	n, bad := 0, 0
+	for _, o := range os {
+		if seen[o.run.ID] {
+			continue
+		}
+		seen[o.run.ID] = true
+		n++
+		if v, ok := o.run.Metrics[convergedMetric]; ok && v == 0 {
+			bad++
+		}
+	}
+	if bad == 0 {
+		return ""
+	}
+	return fmt.Sprintf("not converged: %d of %d runs (x_converged = 0)", bad, n)
+}
+
+// outcomeParams are run parameters that record how a fit went, not how it
+// was set up (why the optimiser stopped): runs differing in them are the
+// same configuration, so a cell pooling them is not mixing settings.
+var outcomeParams = map[string]bool{"fit.stopped": true}
+
 // pooledNote warns when a cell averages runs that differ in a parameter the
 // table neither shows nor filters on (e.g. two values of num_inducing).
 func pooledNote(os []obs, ts TableSpec) string {
 	vals := map[string]map[string]bool{}
 	for _, o := range os {
 		for name, v := range o.run.Params {
+			if outcomeParams[name] {
+				continue
+			}
 			if vals[name] == nil {
 				vals[name] = map[string]bool{}
 			}

@@ -253,3 +253,35 @@ func TestGridDimension(t *testing.T) {
 		}
 	}
 }
+
+// A cell says how many of its runs did not converge, and runs that differ
+// only in why their optimiser stopped (fit.stopped, an outcome) are one
+// configuration, not a pooling of settings.
+func TestTableMarksUnconvergedCells(t *testing.T) {
+	mk := func(id string, converged float64, stopped string) *run {
+		return &run{ID: id, Method: "sgpr", Dataset: "yacht", Status: "done",
+			Params:  map[string]string{"num_inducing": "64", "fit.stopped": stopped},
+			Metrics: map[string]float64{"nlpd": 1, convergedMetric: converged}}
+	}
+	ts := TableSpec{Rows: "method", Columns: "dataset", Metrics: []string{"nlpd"}, Aggregate: "mean_std"}
+	for _, tc := range []struct {
+		name string
+		runs []*run
+		want string
+	}{
+		{"one of two unconverged", []*run{mk("a", 1, "converged: stopping rule"), mk("b", 0, "iteration limit")}, "not converged: 1 of 2 runs (x_converged = 0)"},
+		{"all converged, stopped differently", []*run{mk("a", 1, "converged: stopping rule"), mk("b", 1, "converged: gradient tolerance")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bt := buildTable(ts, tc.runs, &renderCtx{profile: "full"})
+			c := bt.cell("sgpr", "yacht")
+			got := ""
+			if c.Note > 0 {
+				got = bt.Footnotes[c.Note-1]
+			}
+			if got != tc.want {
+				t.Errorf("footnote %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
