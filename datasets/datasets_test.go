@@ -367,6 +367,43 @@ func TestWriteList(t *testing.T) {
 	}
 }
 
+// all-in-sample fits every row and scores on the same rows: Snelson's 200
+// points and banana's 400 (the papers fit all of them), standardised with
+// the statistics of all rows.
+func TestInSampleProtocol(t *testing.T) {
+	dir := stagedDir(t)
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{{"snelson", 200}, {"banana", 400}} {
+		full, err := Prepare(Request{Name: tc.name, Protocol: ProtoAllTrain, DataDir: dir, Scaling: ScaleNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Prepare(Request{Name: tc.name, Protocol: ProtoInSample, DataDir: dir, Scaling: ScaleStdTrain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Train.N() != tc.n || p.Test.N() != tc.n {
+			t.Fatalf("%s: %d train / %d test rows, want %d / %d", tc.name, p.Train.N(), p.Test.N(), tc.n, tc.n)
+		}
+		if !mat.Equal(p.Train.X, p.Test.X) {
+			t.Errorf("%s: the test inputs are not the training inputs", tc.name)
+		}
+		for i := range p.Train.Y {
+			if p.Train.Y[i] != p.Test.Y[i] {
+				t.Fatalf("%s: test y[%d] = %v, train %v", tc.name, i, p.Test.Y[i], p.Train.Y[i])
+			}
+			if got := p.Train.Y[i]*p.YScale + p.YShift; math.Abs(got-full.Train.Y[i]) > 1e-12*math.Max(1, math.Abs(got)) {
+				t.Fatalf("%s: row %d unscales to %v, the file has %v", tc.name, i, got, full.Train.Y[i])
+			}
+		}
+		if err := CheckRun(tc.name, nil, ProtoInSample, "", []int{0}, dir); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
 // TestPresent: a generated dataset and an unregistered name (a user's CSV)
 // are present; a staged one is present where its files are and absent in
 // an empty directory.

@@ -86,6 +86,10 @@ const (
 	ProtoLast10    = "last-10pct"
 	ProtoSynthetic = "synthetic"
 	ProtoAllTrain  = "all-train"
+	// ProtoInSample trains on all rows and scores on the same rows
+	// (in-sample test metrics), for a paper that fits every row and
+	// reports no held-out score (Snelson, banana).
+	ProtoInSample = "all-in-sample"
 )
 
 // Scalings.
@@ -322,6 +326,11 @@ func splitIndices(e *entry, t *table, proto string, req Request) (train, test []
 		train = perm()
 		sort.Ints(train)
 		notes = append(notes, "all rows train, no test set")
+	case ProtoInSample:
+		train = perm()
+		sort.Ints(train)
+		test = append([]int(nil), train...)
+		notes = append(notes, "all rows train; the test set is the training set (in-sample scores)")
 	default:
 		return nil, nil, nil, fmt.Errorf("datasets: %s: unknown protocol %q; valid: %s", e.name, proto, strings.Join(protocolsFor(e, t), ", "))
 	}
@@ -329,7 +338,7 @@ func splitIndices(e *entry, t *table, proto string, req Request) (train, test []
 }
 
 func protocolsFor(e *entry, t *table) []string {
-	ps := []string{ProtoRandom9010, ProtoBB9010, ProtoRandom8020, ProtoAirline, ProtoLast10, ProtoAllTrain}
+	ps := []string{ProtoRandom9010, ProtoBB9010, ProtoRandom8020, ProtoAirline, ProtoLast10, ProtoInSample, ProtoAllTrain}
 	if t != nil && len(t.splits) > 0 {
 		ps = append(ps, ProtoPublished, ProtoFold)
 	}

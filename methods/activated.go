@@ -26,7 +26,7 @@ func init() {
 	Register(activatedDecl.method(Method{
 		Summary: "SVGP with spherical ReLU/softplus activation inducing features (a one-hidden-layer network mean); L-BFGS with an initialisation phase, or Adam on minibatches",
 		Paper:   "Dutordoir et al. (2021); Tiao, Dutordoir & Picheny (2023)",
-		Params: concat(zonalKernelParams("arccos1"), NoiseParams(), NumericParams(), VariationalParams(), activationParams(128), []ParamDoc{
+		Params: concat(zonalKernelParams("arccos1"), []ParamDoc{trainLengthscaleParam()}, NoiseParams(), NumericParams(), VariationalParams(), activationParams(128), []ParamDoc{
 			{Name: "train_weights", Kind: Bool, Default: true, Doc: "optimise the kernel's weight and bias variances"},
 			{Name: "init_iterations", Kind: Int, Default: 100, Range: NonNegative, Doc: "iterations of the first phase (q(u) and the directions only, kernel and likelihood fixed; the paper's up to 100 L-BFGS steps); 0 skips it"},
 			{Name: "whiten", Kind: Bool, Default: true, Doc: "parametrise q over v with u = Lv, L = chol(Kuu), q(v) = N(0, I) at the start (converges in far fewer steps); false (the paper, App. B.3): q(u) = N(0, I), whose KL starts of order M/jitter when M exceeds the rank of the truncated units (Kuu is then singular up to jitter), so expect steep early steps and many iterations"},

@@ -89,9 +89,9 @@ func NoiseParamsFor(v float64) []ParamDoc {
 func InducingParams(defaultM int) []ParamDoc {
 	return []ParamDoc{
 		{Name: "num_inducing", Kind: Int, Default: defaultM, Range: Count,
-			Doc: "number of inducing inputs M, capped at the number of training rows N (a run records the M it used as num_features; validation warns when the dataset is known to be smaller)"},
-		{Name: "inducing_init", Kind: String, Default: "kmeans", Choices: []string{"kmeans", "greedy", "random", "file"},
-			Doc: "initial Z: k-means centres (of at most 20 000 random training inputs), greedy conditional variance, a random subset of X, or z_file"},
+			Doc: "number of inducing inputs M, capped at the number of training rows N unless inducing_init = normal (a run records the M it used as num_features; validation warns when the dataset is known to be smaller)"},
+		{Name: "inducing_init", Kind: String, Default: "kmeans", Choices: []string{"kmeans", "greedy", "random", "normal", "file"},
+			Doc: "initial Z: k-means centres (of at most 20 000 random training inputs), greedy conditional variance, a random subset of X, i.i.d. N(0, I) draws (normal: not capped at N, the VISH authors' SVGP baseline on standardised inputs), or z_file"},
 		{Name: "z_file", Kind: String, Doc: "CSV of inducing inputs (one per row; optional header) for inducing_init = file; it must have num_inducing rows (checked before anything runs)"},
 		{Name: "train_inducing", Kind: Bool, Default: true, Doc: "optimise Z with the hyperparameters"},
 	}
@@ -158,11 +158,16 @@ func fitRNG(opt FitOptions, stream uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(opt.Seed, stream))
 }
 
-// initInducing draws count inducing inputs, capped at the rows of x.
+// initInducing draws count inducing inputs, capped at the rows of x
+// unless they are drawn from N(0, I) (inducing_init = normal), which needs
+// no training input per point.
 func initInducing(p Params, count int, x *mat.Dense, kern kernels.Kernel, s *param.Set, rng *rand.Rand) (*mat.Dense, error) {
 	n, d := x.Dims()
-	m := min(count, n)
 	init := p.String("inducing_init")
+	m := count
+	if capsAtN(init) {
+		m = min(count, n)
+	}
 	if m < 1 && init != "file" {
 		return nil, fmt.Errorf("num_inducing must be ≥ 1, got %d", count)
 	}
@@ -174,6 +179,12 @@ func initInducing(p Params, count int, x *mat.Dense, kern kernels.Kernel, s *par
 		return kmeansZ(x, m, rng)
 	case "random":
 		return inducing.RandomSubset(x, m, rng)
+	case "normal":
+		z := mat.NewDense(m, d, nil)
+		for i := range z.RawMatrix().Data {
+			z.RawMatrix().Data[i] = rng.NormFloat64()
+		}
+		return z, nil
 	case "greedy":
 		z, _, err := inducing.Greedy(x, m, kern, s, KernelPrefix)
 		if err != nil && (z == nil || !errors.Is(err, inducing.ErrExhausted)) {
@@ -195,6 +206,10 @@ func initInducing(p Params, count int, x *mat.Dense, kern kernels.Kernel, s *par
 	}
 	return nil, fmt.Errorf("unknown inducing_init %q", init)
 }
+
+// capsAtN reports whether inducing_init = init takes its inducing inputs
+// from the training rows (so at most N of them): every choice but normal.
+func capsAtN(init string) bool { return init != "normal" }
 
 // Settings turns the fit options into optimiser settings; defaultMethod is
 // used when opt.Optimizer is empty.

@@ -86,7 +86,7 @@ func init() {
 		Summary: "orthogonally decoupled GP with spherical features: base set u and orthogonal set v each of activation units, spherical harmonics or inducing points " +
 			"(default: activation base, inducing-point orthogonal set, the paper's proposal), one zonal kernel, full q(u) and q(v')",
 		Paper: "Tiao, Dutordoir & Picheny (2023)",
-		Params: concat(zonalKernelParams("arccos1"), activationParams(128), []ParamDoc{
+		Params: concat(zonalKernelParams("arccos1"), []ParamDoc{trainLengthscaleParam()}, activationParams(128), []ParamDoc{
 			{Name: "base", Kind: String, Default: "activation", Choices: sets,
 				Doc: "base set u (App. A rows): activation units H_m, spherical harmonics Y_m, or inducing points k(z_m, ·)"},
 			{Name: "orthogonal", Kind: String, Default: "points", Choices: sets,

@@ -307,7 +307,7 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 		if fb.Points {
 			points += m
 			pointBlocks++
-			if s.N > 0 && m > s.N && len(d.blocks) == 1 {
+			if s.N > 0 && m > s.N && len(d.blocks) == 1 && capsAtN(p.String("inducing_init")) {
 				rows := fmt.Sprintf("the at most %d training rows", s.N)
 				if s.Exact {
 					rows = fmt.Sprintf("the %d training rows", s.N)
@@ -377,7 +377,7 @@ func (d *sparseDecl) trainedNumbers(p Params, s Shape, kernel func() (kernels.Ke
 		if err != nil {
 			return 0
 		}
-		if s.N > 0 {
+		if s.N > 0 && (!fb.Points || capsAtN(p.String("inducing_init"))) {
 			m = min(m, s.N)
 		}
 		switch {
@@ -673,12 +673,13 @@ func (m *sparseModel) buildBlocks(train gp.Data, opt FitOptions) error {
 	return nil
 }
 
-// declareQ adds each block's q: at the prior (qPrior, one block) or at
-// N(0, I) (or weights a = 0 for a mean-only block).
+// declareQ adds each block's q: at the prior (qPrior, one block, unless
+// q_init = identity) or at N(0, I) (or weights a = 0 for a mean-only
+// block).
 func (m *sparseModel) declareQ() error {
 	for _, blk := range m.blocks {
 		before := len(m.set.Names())
-		if m.decl.qPrior {
+		if m.decl.qPrior && m.p.String("q_init") != "identity" {
 			if err := blk.DeclareQ(m.set, m.kern, blk.feat, m.p.Bool("whiten"), m.p.Float("jitter")); err != nil {
 				return err
 			}

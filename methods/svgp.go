@@ -26,6 +26,8 @@ func init() {
 		Paper:   "Hensman et al. (2013, 2015)",
 		Params: concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams(), VariationalParams(), WarmStartParams(), []ParamDoc{
 			{Name: "whiten", Kind: Bool, Default: true, Doc: "parametrise q over v with u = Lv, Kuu = LLᵀ"},
+			{Name: "q_init", Kind: String, Choices: []string{"prior", "identity"},
+				Doc: "where q starts: prior (unset: the prior, N(0, Kuu) over u, N(0, I) over v when whitened, so the KL starts at zero) or identity (m = 0, C = I in the parameterisation used: GPflow's SVGP default, the Tiao et al. 2023 App. B.3 and the VISH authors' baselines; unwhitened, the KL starts at tr(Kuu⁻¹)/2 + …)"},
 			{Name: "init_iterations", Kind: Int, Default: 0, Range: NonNegative,
 				Doc: "first optimise only q(u) and Z (when trained) for up to this many iterations, kernel and likelihood fixed, then everything (the Tiao et al. 2023 recipe, App. B.3: up to 100 L-BFGS steps); 0 skips it"},
 			likelihoodParam(),

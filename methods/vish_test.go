@@ -218,3 +218,50 @@ func misclassified(pred Prediction, y []float64) int {
 	}
 	return wrong
 }
+
+// train_lengthscale = false keeps κ of the spherical Matérn at its initial
+// value, as the VISH authors' kernel (no lengthscale parameter) does, and
+// leaves the other hyperparameters trained; unset, κ moves.
+func TestVISHFixedLengthscale(t *testing.T) {
+	train := toyData(8, 120, 0.1)
+	for _, tc := range []struct {
+		name  string
+		raw   map[string]any
+		fixed bool
+	}{
+		{"trained (unset)", nil, false},
+		{"trained", map[string]any{"train_lengthscale": true}, false},
+		{"fixed", map[string]any{"train_lengthscale": false}, true},
+		{"fixed, weights fixed (statistics path)", map[string]any{"train_lengthscale": false, "train_weights": false}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := map[string]any{"max_level": int64(3), "kernel": "sphere-matern32", "truncation": int64(4), "lengthscales": []any{1.0}}
+			for k, v := range tc.raw {
+				raw[k] = v
+			}
+			model, err := Build("vish", raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := model.Fit(context.Background(), train, FitOptions{Iterations: 40}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := sparseOf(t, model)
+			kappa := m.set.Scalar(KernelPrefix + "lengthscales")
+			variance := m.set.Scalar(KernelPrefix + "variance")
+			if tc.fixed && math.Abs(kappa-1) > 1e-12 { // the positive transform round-trips to 1 − 1 ulp
+				t.Errorf("κ = %v after the fit, want it fixed at 1", kappa)
+			}
+			if !tc.fixed && math.Abs(kappa-1) < 1e-6 {
+				t.Errorf("κ = %v did not move", kappa)
+			}
+			if math.Abs(variance-1) < 1e-6 {
+				t.Errorf("the kernel variance %v did not move: only κ should be fixed", variance)
+			}
+			if !(res.Objective > res.Trace[0].Objective) {
+				t.Errorf("objective %v → %v", res.Trace[0].Objective, res.Objective)
+			}
+		})
+	}
+}

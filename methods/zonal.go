@@ -32,6 +32,13 @@ func zonalKernelParams(kernel string) []ParamDoc {
 	}
 }
 
+// trainLengthscaleParam documents the choice to fix a zonal kernel's
+// lengthscale (methods that train the kernel).
+func trainLengthscaleParam() ParamDoc {
+	return ParamDoc{Name: "train_lengthscale", Kind: Bool,
+		Doc: "unset or true: the lengthscale is trained with the other hyperparameters; false fixes it at its initial value (the VISH authors' spherical Matérn has no lengthscale parameter: κ = 1)"}
+}
+
 // newZonalKernel builds the zonal kernel of p on dim input dimensions.
 func newZonalKernel(p Params, dim int) (kernels.Kernel, error) {
 	w := p.Floats("weight_variances")
@@ -53,7 +60,8 @@ func newZonalKernel(p Params, dim int) (kernels.Kernel, error) {
 
 // zonalKernel is the kernel builder of the spherical methods: the zonal
 // kernel, with its weight and bias variances trained as train_weights says
-// (trained when the method has no such parameter).
+// (trained when the method has no such parameter) and its lengthscale as
+// train_lengthscale says (trained when unset).
 func zonalKernel(p Params, dim int, s *param.Set) (kernels.Kernel, error) {
 	k, err := newZonalKernel(p, dim)
 	if err != nil {
@@ -64,6 +72,9 @@ func zonalKernel(p Params, dim int, s *param.Set) (kernels.Kernel, error) {
 	}
 	if p.Has("train_weights") {
 		s.SetTrainable(p.Bool("train_weights"), zonalAugmentation...)
+	}
+	if p.Has("train_lengthscale") {
+		s.SetTrainable(p.Bool("train_lengthscale"), KernelPrefix+"lengthscales")
 	}
 	return k, nil
 }
