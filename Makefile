@@ -19,10 +19,10 @@ endif
 # per call unless the caller sets it.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: build test fmt-check vet bench fuzz docs example-csv demo reproduce-% leaderboard leaderboard-report clean help
+.PHONY: build test fmt-check vet bench peerbench fuzz docs example-csv demo reproduce-% leaderboard leaderboard-report clean help
 
 help:
-	@echo "make build | test | bench | fuzz [FUZZTIME=30s FUZZPKGS=./...] | docs | demo | example-csv | reproduce-<paper> [PROFILE=quick|full] | leaderboard [PROFILE=quick|full] [SHARD=i/n] | clean"
+	@echo "make build | test | bench | peerbench [PEERBENCH_FLAGS=...] | fuzz [FUZZTIME=30s FUZZPKGS=./...] | docs | demo | example-csv | reproduce-<paper> [PROFILE=quick|full] | leaderboard [PROFILE=quick|full] [SHARD=i/n] | clean"
 	@echo "papers: $(PAPERS)"
 
 build:
@@ -39,6 +39,15 @@ test: fmt-check vet
 
 bench:
 	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./...
+
+# sgplab against GPyTorch 1.10 (bench/peerbench; docs/performance.md,
+# "Against GPyTorch"): seconds per step and time to a converged model,
+# interleaved. Needs Python with torch and gpytorch (PEER_PYTHON,
+# PEER_PYTHONPATH); without them it says what to install and exits 0.
+# Not part of make test. E.g. make peerbench PEERBENCH_FLAGS="-shapes sgpr/10000/200".
+peerbench:
+	$(GO) build $(TAGS) -o bin/peerbench ./bench/peerbench
+	bin/peerbench $(PEERBENCH_FLAGS)
 
 # Every native fuzz target (func FuzzX) for FUZZTIME each (FUZZPKGS limits
 # the packages, e.g. make fuzz FUZZPKGS=./datasets/... FUZZTIME=1m); new failing

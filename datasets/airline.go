@@ -436,7 +436,8 @@ func parseMonths(s string) ([13]bool, error) {
 	return m, nil
 }
 
-func loadAirline(dir string, e *entry, t *table, params map[string]any) (*table, error) {
+func loadAirline(src *source) (*table, error) {
+	dir, e, t, params := src.dir, src.e, src.t, src.params
 	monthsParam, _ := params["months"].(string)
 	months, err := parseMonths(monthsParam)
 	if err != nil {

@@ -366,3 +366,38 @@ func TestWriteList(t *testing.T) {
 		}
 	}
 }
+
+// TestPresent: a generated dataset and an unregistered name (a user's CSV)
+// are present; a staged one is present where its files are and absent in
+// an empty directory.
+func TestPresent(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name, dir string
+		want      bool
+	}{
+		{"gp-sample", empty, true},
+		{"my-own.csv", empty, true},
+		{"yacht", empty, false},
+	} {
+		if got := Present(tc.name, tc.dir); got != tc.want {
+			t.Errorf("Present(%q, %q) = %v, want %v", tc.name, tc.dir, got, tc.want)
+		}
+	}
+	if dir := os.Getenv("SGPLAB_DATA"); dir != "" && !Present("yacht", dir) {
+		t.Errorf("yacht absent from SGPLAB_DATA=%s", dir)
+	}
+}
+
+// TestEveryFormatHasALoader: every registry dataset that is not generated
+// is read by its format's loader.
+func TestEveryFormatHasALoader(t *testing.T) {
+	for name, e := range registry {
+		if _, ok := loaders[e.format]; !ok && e.format != fmtSynthetic {
+			t.Errorf("dataset %s: no loader for its format %d", name, e.format)
+		}
+	}
+	if _, ok := loaders[fmtSynthetic]; ok {
+		t.Error("synthetic datasets are generated, not loaded")
+	}
+}

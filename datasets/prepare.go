@@ -12,9 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"gonum.org/v1/gonum/mat"
-
 	"sgplab/gp"
+	"sgplab/internal/anyconv"
 )
 
 // Request asks for one prepared train/test split.
@@ -343,20 +342,22 @@ type scaler struct {
 	yShift, yScale float64
 }
 
+// apply scales d in place and returns it. Every caller hands over data of
+// its own (the loaders' subsets and the generators' draws are fresh, never
+// a cached table), and a copy would double the peak memory of a large set.
 func (s scaler) apply(d gp.Data) gp.Data {
 	if d.N() == 0 {
 		return d
 	}
-	n, dim := d.X.Dims()
-	x := mat.NewDense(n, dim, nil)
-	y := make([]float64, n)
+	n, _ := d.X.Dims()
 	for i := 0; i < n; i++ {
-		for j := 0; j < dim; j++ {
-			x.Set(i, j, (d.X.At(i, j)-s.xShift[j])/s.xScale[j])
+		row := d.X.RawRowView(i)
+		for j, v := range row {
+			row[j] = (v - s.xShift[j]) / s.xScale[j]
 		}
-		y[i] = (d.Y[i] - s.yShift) / s.yScale
+		d.Y[i] = (d.Y[i] - s.yShift) / s.yScale
 	}
-	return gp.Data{X: x, Y: y}
+	return d
 }
 
 // fitScaler computes the scaling from the statistics rows.
@@ -456,13 +457,8 @@ func floatParam(p map[string]any, key string, def float64) (float64, error) {
 	if !ok {
 		return def, nil
 	}
-	switch x := v.(type) {
-	case int:
-		return float64(x), nil
-	case int64:
-		return float64(x), nil
-	case float64:
-		return x, nil
+	if f, ok := anyconv.Float(v); ok {
+		return f, nil
 	}
 	return 0, fmt.Errorf("datasets: param %s = %v (%T) is not a number", key, v, v)
 }

@@ -345,6 +345,20 @@ func (m *MissingError) Error() string {
 	return s
 }
 
+// Present reports whether a registered dataset's files are in dataDir
+// ("" = DataDir()); a generated dataset is always present, and a name
+// that is not registered (a user's CSV) is taken to be.
+func Present(name, dataDir string) bool {
+	e, err := lookup(name)
+	if err != nil || e.format == fmtSynthetic {
+		return true
+	}
+	if dataDir == "" {
+		dataDir = DataDir()
+	}
+	return e.present(dataDir)
+}
+
 // List returns every registry entry, sorted by name, with whether its files
 // are present in dataDir ("" = DataDir()).
 func List(dataDir string) []Info {

@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp"
+	"sgplab/internal/anyconv"
 )
 
 // UserCSV is the dataset name under which a grid reads the user's own CSV
@@ -91,7 +92,7 @@ func parseUserParams(params map[string]any) (userOptions, error) {
 			}
 			return x, nil
 		case int64, int, float64:
-			f, _ := number(x)
+			f, _ := anyconv.Float(x)
 			if f != math.Trunc(f) || f < 0 || f > 1e6 {
 				return nil, fmt.Errorf("datasets: csv: param %s = %v is not a column index (0-based integer)", k, v)
 			}
@@ -158,7 +159,7 @@ func parseUserParams(params map[string]any) (userOptions, error) {
 				o.inputs = append(o.inputs, c)
 			}
 		case "test_fraction":
-			f, ok := number(v)
+			f, ok := anyconv.Float(v)
 			if !ok {
 				return o, bad(k, v)
 			}
@@ -195,18 +196,6 @@ func parseUserParams(params map[string]any) (userOptions, error) {
 		return o, errors.New("datasets: csv: param n (a random subset) only works with test_fraction, not with test_file or test_mask")
 	}
 	return o, nil
-}
-
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
 }
 
 // protocol is the split protocol the options imply.

@@ -1,57 +1,35 @@
-// Package figures turns the results database into a paper's tables and
-// figures.
+// Package figures is the drawing layer of the report: it knows gonum/plot
+// and nothing of runs, configs or the results database.
 //
-// A paper config (TOML) declares [[table]], [[figure]] and [[claim]]
-// sections and a [report] section beside the runner's [[grid]] sections.
-// LoadReport decodes and validates them (unknown keys and bad values are
-// reported with file:line); Render queries a results.Store and writes
+// A Figure is panels laid out in a grid under a title, with a legend on the
+// right or below the panels and an optional colour bar; Encode writes it
+// as PNG (150 dpi), SVG or PDF. A legend below (LegendItem, legend.go) is
+// laid out in as many columns as fit the figure's width, so it never makes
+// the figure wider than its plots; a label too long for the width is
+// shortened with "…", sparing the end that tells entries apart.
 //
-//   - Markdown, CSV and LaTeX tables: mean ± std over splits/seeds, ranks where
-//     the paper ranks, and the paper's reported numbers beside ours with the
-//     difference;
-//   - PNG and SVG figures drawn with gonum/plot: line plots with error bars,
-//     shaded bands, scatter plots, heatmaps with a colour bar and training
-//     traces, Pareto figures (cost against quality with the front drawn),
-//     optionally as a grid of panels and on log axes;
-//   - leaderboards: mean-rank tables (kind = "mean_rank", rank.go) over
-//     joined dimensions such as "method+grid", with cells of methods that
-//     cannot run on a dataset marked "n/a" and why ([[report.not_applicable]]);
-//   - an index.md that shows everything together with the claim verdicts.
+// The rest are the pieces a report's figures are drawn with:
 //
-// A claim ([[claim]], claim.go, claimform.go) is a number computed by one
-// SQL query and judged against the paper's statement: reproduced or
-// differs, and inconclusive when any run it reads is stored with
-// x_converged = 0 (the fit had not converged; NULL, a run without
-// training, counts as converged). A declarative claim's runs are those of
-// its selections; a raw-SQL claim declares them (runs_where filters or a
-// runs_query); one that does not is judged with the note "convergence not
-// checked", and a run without x_converged (stored before it) with
-// "convergence not recorded". The header of index.md counts the
-// reproduction claims by verdict and the unconverged runs, in all and
-// behind counted claims; sanity checks and diagnostics are listed apart
-// and not counted.
+//   - the series palette: Okabe–Ito colours (SeriesColor) with markers
+//     (SeriesGlyph) and dashes (SeriesLine) that keep series apart in
+//     greyscale print and beyond eight series;
+//   - styles a config fixes by name (ParseStyles: "blue dashed",
+//     "#1f77b4 dotted");
+//   - plots with the report's fonts (NewPlot, NewBarePlot), titles wrapped
+//     to the plot's width (WrapTitle), legends (StyleLegend);
+//   - tick markers: LogTicks label narrow log ranges with 1-2-5 steps,
+//     LinearTicks print "25" rather than "25.00";
+//   - the viridis colour scale (ColourScale) with its colour bar
+//     (ColourBar), and an axis drawn top-down for matrices (ReverseScale);
+//   - glyphs: a hollow down-triangle for a point clamped on a log axis
+//     (DownTriangle), diamonds, filled or hollow marks (Mark), and legend
+//     thumbnails (LineThumb, PolyThumb).
 //
-// A config without [[table]] and [[figure]] sections (an ad-hoc sweep) gets
-// the default report (defaultreport.go, defaultfigures.go), which answers
-// "which method, at what cost" per dataset: test NLPD and RMSE against the
-// effective number of inducing variables M (metric num_features, which
-// every sparse method records; x_num_inducing on older databases; else
-// the num_inducing or num_features parameter; the caption says which) with exact GPR as a dashed reference line
-// (nlpd-vs-m-DATASET.png, rmse-vs-m-DATASET.png), a Pareto front of test
-// NLPD against training CPU seconds (pareto-DATASET.png), the optimiser's
-// objective against iteration for one run per method (trace-DATASET.png),
-// the same metrics against any other numeric parameter that varies within
-// a method, and summary.md/summary.csv with one row per configuration.
-// Only parameters that vary within a method become axes, legend entries or
-// columns; those that differ only between methods are listed once. Runs
-// stored with x_converged = 0 are drawn hollow and counted. Legends sit
-// below the plot in columns that fit its width. Every CSV leaves a missing
-// value empty (Markdown shows "—"), so numeric columns parse as numbers.
-//
-// Nothing is passed off as something else: a reduced profile (e.g. "quick")
-// is named in every table and figure title, an absent cell is shown as "—"
-// with a footnote saying what is missing and how to get it, and the paper's
-// own numbers appear only in columns labelled as the paper's. Only a config
-// that cites a paper (paper numbers, figure or claim "paper" fields) speaks
-// of "the paper" and of "ours".
+// The cut between packages: report decides what to draw from the results
+// (which runs form a point, a series, a panel, a band, what the caption
+// says) and figures how it looks; a change of layout or palette touches
+// only this package, and its tests need no database. Output is
+// deterministic (no map order reaches the drawing), except where gonum's
+// own contouring draws its paths in map order (the report's field
+// figures).
 package figures

@@ -14,13 +14,13 @@ import (
 // figure's width, so that it never makes the figure wider than its plots;
 // an entry too long for the width is shortened with "…".
 
-// legendItem is one entry of a legend drawn below the panels.
-type legendItem struct {
-	label string
-	// keep is how many runes at the end of label say what distinguishes
+// LegendItem is one entry of a legend drawn below the panels.
+type LegendItem struct {
+	Label string
+	// Keep is how many runes at the end of label say what distinguishes
 	// the entry (e.g. " lengthscale=0.5"): shortening cuts before them.
-	keep   int
-	thumbs []plot.Thumbnailer
+	Keep   int
+	Thumbs []plot.Thumbnailer
 }
 
 // Sizes of the legend below the panels.
@@ -47,7 +47,7 @@ type belowLayout struct {
 	height vg.Length
 }
 
-func layoutBelow(items []legendItem, w vg.Length) belowLayout {
+func layoutBelow(items []LegendItem, w vg.Length) belowLayout {
 	if len(items) == 0 {
 		return belowLayout{}
 	}
@@ -55,7 +55,7 @@ func layoutBelow(items []legendItem, w vg.Length) belowLayout {
 	maxText := w - 2*belowPad - belowThumb - belowGap
 	l := belowLayout{labels: make([]string, len(items))}
 	for i, it := range items {
-		l.labels[i] = fitText(st, it.label, it.keep, maxText)
+		l.labels[i] = fitText(st, it.Label, it.Keep, maxText)
 		if tw := belowThumb + belowGap + st.Rectangle(l.labels[i]).Max.X; tw > l.colW {
 			l.colW = tw
 		}
@@ -92,7 +92,7 @@ func fitText(st text.Style, s string, keep int, w vg.Length) string {
 
 // drawBelow draws the items into c (the strip below the panels), row by
 // row, columns left to right, centred horizontally.
-func drawBelow(c draw.Canvas, items []legendItem, l belowLayout) {
+func drawBelow(c draw.Canvas, items []LegendItem, l belowLayout) {
 	st := belowStyle()
 	used := vg.Length(l.cols)*l.colW + vg.Length(l.cols-1)*belowColGap
 	x0 := c.Min.X + (c.Max.X-c.Min.X-used)/2
@@ -105,7 +105,7 @@ func drawBelow(c draw.Canvas, items []legendItem, l belowLayout) {
 			Min: vg.Point{X: x, Y: yMid - belowRowHeight/2 + vg.Points(2)},
 			Max: vg.Point{X: x + belowThumb, Y: yMid + belowRowHeight/2 - vg.Points(2)},
 		}}
-		for _, t := range it.thumbs {
+		for _, t := range it.Thumbs {
 			t.Thumbnail(&icon)
 		}
 		c.FillText(st, vg.Point{X: x + belowThumb + belowGap, Y: yMid}, l.labels[i])

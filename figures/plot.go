@@ -1,338 +1,21 @@
 package figures
 
 import (
-	"bytes"
-	"fmt"
 	"image/color"
-	"io"
 	"math"
-	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Okabe–Ito colours: distinct for colour-blind readers and in greyscale
-// print when combined with the marker shapes below.
-var seriesColors = []color.NRGBA{
-	{0x00, 0x72, 0xB2, 0xff}, // blue
-	{0xD5, 0x5E, 0x00, 0xff}, // vermillion
-	{0x00, 0x9E, 0x73, 0xff}, // bluish green
-	{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
-	{0xE6, 0x9F, 0x00, 0xff}, // orange
-	{0x56, 0xB4, 0xE9, 0xff}, // sky blue
-	{0x33, 0x33, 0x33, 0xff}, // near black
-	{0x99, 0x88, 0x22, 0xff}, // olive
-}
-
-var seriesGlyphs = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{},
-	draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{},
-}
-
-var seriesDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2), vg.Points(2)},
-	{vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}}
-
-func seriesColor(i int) color.NRGBA { return seriesColors[i%len(seriesColors)] }
-
-// seriesGlyph shifts the marker by one per pass through the colours, so
-// that series i and i+8 (same colour) differ in marker too.
-func seriesGlyph(i int) draw.GlyphStyle {
-	shape := seriesGlyphs[(i+i/len(seriesColors))%len(seriesGlyphs)]
-	return draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(3), Shape: shape}
-}
-
-func seriesLine(i int) draw.LineStyle {
-	ls := draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1.5)}
-	if i >= len(seriesColors) {
-		ls.Dashes = seriesDashes[(i/len(seriesColors))%len(seriesDashes)]
-	}
-	return ls
-}
-
-func fadeColor(c color.NRGBA, alpha uint8) color.NRGBA { c.A = alpha; return c }
-
-// figure is a drawn figure: one or more panels, an optional shared legend
-// and an optional colour bar.
-type figure struct {
-	title    string
-	describe string // one sentence on what the points are, for index.md
-	warnings []string
-	styles   map[string]seriesStyle // fixed series styles (FigureSpec.SeriesStyle)
-	// The panel being drawn: points whose mean is ≤ 0 on a log y axis, and
-	// the smallest positive value drawn (where they go).
-	clamped []clampedPoint
-	floor   float64
-	panels  []*plot.Plot
-	cols    int
-	legend  *plot.Legend // shared legend drawn right of the panels, or nil
-	// below is a legend drawn under the panels, in as many columns as fit
-	// the figure's width (legend.go); used instead of legend.
-	below    []legendItem
-	colorbar *plot.Plot // heatmap colour scale, or nil
-	panelW   vg.Length
-	panelH   vg.Length
-	// fronts lists each panel's Pareto front ("pareto" figures), for index.md.
-	fronts []string
-}
-
-// point is one aggregated point of a series with its band.
-type point struct {
-	x, y               float64
-	ylo, yhi, xlo, xhi float64
-	n                  int
-	// clamped: y ≤ 0 on a log y axis; drawn at the panel's floor with its
-	// own marker rather than dropped.
-	clamped bool
-}
-
-type xyBand []point
-
-func (b xyBand) Len() int                        { return len(b) }
-func (b xyBand) XY(i int) (float64, float64)     { return b[i].x, b[i].y }
-func (b xyBand) YError(i int) (float64, float64) { return b[i].y - b[i].ylo, b[i].yhi - b[i].y }
-func (b xyBand) XError(i int) (float64, float64) { return b[i].x - b[i].xlo, b[i].xhi - b[i].x }
-func (b xyBand) hasYErr() bool                   { return anyPos(b, func(p point) float64 { return p.yhi - p.ylo }) }
-func (b xyBand) hasXErr() bool                   { return anyPos(b, func(p point) float64 { return p.xhi - p.xlo }) }
-func anyPos(b xyBand, f func(point) float64) bool {
-	for _, p := range b {
-		if f(p) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// bandOf returns the centre and band of a sample.
-func bandOf(xs []float64, agg, band string) (c, lo, hi float64) {
-	s := summarise(xs)
-	c = s.pick(agg)
-	switch band {
-	case "std":
-		return c, c - s.Std, c + s.Std
-	case "2std":
-		return c, c - 2*s.Std, c + 2*s.Std
-	case "minmax":
-		return c, s.Min, s.Max
-	}
-	return c, c, c
-}
-
-func bandName(band string) string {
-	switch band {
-	case "std":
-		return "±1 sample std"
-	case "2std":
-		return "±2 sample std"
-	case "minmax":
-		return "min–max"
-	}
-	return ""
-}
-
-// dimFunc returns a run's value of dim, "" for every run when dim is unset.
-func dimFunc(dim string) func(*run) string {
-	return func(r *run) string {
-		if dim == "" {
-			return ""
-		}
-		return dimValue(r, dim)
-	}
-}
-
-// buildFigure groups the runs into panels and series and draws them.
-func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc *renderCtx) (*figure, error) {
-	f := &figure{title: rc.title(firstNonEmpty(fs.Title, fs.Name)), cols: fs.Columns}
-	used := usableRuns(f, fs, runs, rc)
-	panelOf, seriesOf := dimFunc(fs.Panels), dimFunc(fs.Series)
-	var refs []*run // runs of the reference method: a line, not a series
-	if fs.ReferenceMethod != "" {
-		var rest []*run
-		for _, r := range used {
-			if r.Method == fs.ReferenceMethod {
-				refs = append(refs, r)
-			} else {
-				rest = append(rest, r)
-			}
-		}
-		used = rest
-	}
-	var pv, sv []string
-	for _, r := range used {
-		pv = append(pv, panelOf(r))
-		sv = append(sv, seriesOf(r))
-	}
-	panels := orderValues(pv, fs.PanelOrder)
-	if len(panels) == 0 {
-		panels = []string{""}
-	}
-	series := orderValues(sv, nil)
-	seriesIdx := map[string]int{}
-	for i, s := range series {
-		seriesIdx[s] = i
-	}
-	xlabel := firstNonEmpty(fs.XLabel, rc.label(dimLabel(fs.X)))
-	ylabel := firstNonEmpty(fs.YLabel, rc.label(dimLabel(fs.Y)))
-	if fs.Kind == "trace" {
-		xlabel = firstNonEmpty(fs.XLabel, map[string]string{"iteration": "iteration", "elapsed": "elapsed time (s)"}[fs.X])
-		ylabel = firstNonEmpty(fs.YLabel, "training objective")
-	}
-	if fs.Kind == "heatmap" {
-		return buildHeatmap(f, fs, used, panels, panelOf, xlabel, ylabel, rc)
-	}
-	f.legend = nil
-	styles, err := parseSeriesStyles(fs.SeriesStyle)
-	if err != nil {
-		return nil, err
-	}
-	f.styles = styles
-	legendAdded := map[string]bool{}
-	legend := plot.NewLegend()
-	for _, pname := range panels {
-		p := newPlot()
-		if len(panels) > 1 {
-			p.Title.Text = rc.label(pname)
-			if fs.Panels != "dataset" && fs.Panels != "method" {
-				p.Title.Text = dimLabel(fs.Panels) + " = " + rc.label(pname)
-			}
-			if l, ok := fs.PanelLabels[pname]; ok {
-				p.Title.Text = l
-			}
-		} else {
-			// One panel: the title sits over the plot area alone, so a long
-			// one is wrapped rather than clipped at the image's edges.
-			p.Title.Text = wrapTitle(f.title, maxTitleRunes)
-			if fs.Panels != "" && pname != "" {
-				// Name the panel's value (e.g. the dataset) even when alone.
-				l := rc.label(pname)
-				if fl, ok := fs.PanelLabels[pname]; ok {
-					l = fl
-				}
-				p.Title.Text += "\n" + l
-			}
-		}
-		p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
-		f.clamped, f.floor = nil, math.Inf(1)
-		bySeries := map[string][]*run{}
-		for _, r := range used {
-			if panelOf(r) == pname {
-				bySeries[seriesOf(r)] = append(bySeries[seriesOf(r)], r)
-			}
-		}
-		for _, sname := range series {
-			rs := bySeries[sname]
-			if len(rs) == 0 {
-				continue
-			}
-			i := seriesIdx[sname]
-			thumbs, err := f.drawSeries(p, fs, rs, traces, i, pname, sname, rc)
-			if err != nil {
-				return nil, err
-			}
-			if sname != "" && !legendAdded[sname] && len(thumbs) > 0 {
-				legend.Add(rc.label(sname), thumbs...)
-				legendAdded[sname] = true
-			}
-		}
-		if fs.Kind == "pareto" {
-			var mine []*run
-			for _, r := range used {
-				if panelOf(r) == pname {
-					mine = append(mine, r)
-				}
-			}
-			th, err := f.drawFront(p, panelFront(fs, mine, seriesOf, rc), pname, rc)
-			if err != nil {
-				return nil, err
-			}
-			if th != nil && !legendAdded["\x00front"] {
-				legend.Add("Pareto front", th)
-				legendAdded["\x00front"] = true
-			}
-		}
-		if th := f.drawClamped(p); th != nil && !legendAdded["\x00clamped"] {
-			legend.Add("mean ≤ 0 (drawn at the floor)", th)
-			legendAdded["\x00clamped"] = true
-		}
-		if len(refs) > 0 {
-			var mine []*run
-			for _, r := range refs {
-				if fs.Panels == "" || panelOf(r) == pname {
-					mine = append(mine, r)
-				}
-			}
-			if th, ok := drawReference(p, fs, mine); ok && !legendAdded["\x00ref"] {
-				legend.Add(rc.label(fs.ReferenceMethod), th)
-				legendAdded["\x00ref"] = true
-			}
-		}
-		if len(bySeries) == 0 {
-			addNoData(p, fs)
-		}
-		// A panel whose runs could not be drawn keeps the default range,
-		// which a log axis cannot show.
-		if fs.LogX && (p.X.Min <= 0 || p.X.Max <= 0) {
-			p.X.Min, p.X.Max = 0.1, 10
-		}
-		if fs.LogY && (p.Y.Min <= 0 || p.Y.Max <= 0) {
-			p.Y.Min, p.Y.Max = 0.1, 10
-		}
-		if fs.LogX {
-			p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
-		}
-		if fs.LogY {
-			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-		}
-		f.panels = append(f.panels, p)
-	}
-	if len(legendAdded) > 0 {
-		styleLegend(&legend)
-		f.legend = &legend
-	}
-	f.describe = describeFigure(fs, rc)
-	return f, nil
-}
-
-func describeFigure(fs FigureSpec, rc *renderCtx) string {
-	switch fs.Kind {
-	case "scatter":
-		return fmt.Sprintf("one point per finished run (%s profile)", rc.profile)
-	case "trace":
-		if fs.Band == "none" || fs.X == "elapsed" {
-			return fmt.Sprintf("one line per run's optimiser trace (%s profile)", rc.profile)
-		}
-		return fmt.Sprintf("%s of the runs' traces at each iteration, band %s (%s profile)", fs.Aggregate, bandName(fs.Band), rc.profile)
-	case "heatmap":
-		return fmt.Sprintf("colour is the %s of %s over splits and seeds (%s profile)", fs.Aggregate, dimLabel(fs.Z), rc.profile)
-	}
-	s := fmt.Sprintf("%s over splits and seeds", fs.Aggregate)
-	if fs.Kind == "pareto" {
-		s = fmt.Sprintf("one point per %s and configuration: %s over splits and seeds; dashed: the Pareto front (lower is better on both axes)", dimLabel(fs.Series), fs.Aggregate)
-	}
-	if fs.Band != "none" {
-		kind := "error bars"
-		if fs.Kind == "band" {
-			kind = "shaded band"
-		}
-		s += fmt.Sprintf(", %s %s", kind, bandName(fs.Band))
-	}
-	return s + fmt.Sprintf(" (%s profile)", rc.profile)
-}
-
-func newPlot() *plot.Plot {
-	p := newBarePlot()
+// NewPlot is a plot with the report's fonts and light grid lines.
+func NewPlot() *plot.Plot {
+	p := NewBarePlot()
 	g := plotter.NewGrid()
 	g.Vertical.Color = color.Gray{Y: 0xe0}
 	g.Horizontal.Color = color.Gray{Y: 0xe0}
@@ -341,8 +24,8 @@ func newPlot() *plot.Plot {
 	return p
 }
 
-// newBarePlot is a plot with the report's fonts and no grid lines.
-func newBarePlot() *plot.Plot {
+// NewBarePlot is a plot with the report's fonts and no grid lines.
+func NewBarePlot() *plot.Plot {
 	p := plot.New()
 	p.Title.TextStyle.Font.Size = vg.Points(12)
 	p.Title.Padding = vg.Points(6)
@@ -350,12 +33,13 @@ func newBarePlot() *plot.Plot {
 		ax.Label.TextStyle.Font.Size = vg.Points(11)
 		ax.Tick.Label.Font.Size = vg.Points(9)
 		ax.Padding = vg.Points(2)
-		ax.Tick.Marker = linearTicks{}
+		ax.Tick.Marker = LinearTicks{}
 	}
 	return p
 }
 
-func styleLegend(l *plot.Legend) {
+// StyleLegend sets a legend's font, placement and thumbnail size.
+func StyleLegend(l *plot.Legend) {
 	l.TextStyle.Font.Size = vg.Points(10)
 	l.Left = true
 	l.Top = true
@@ -363,449 +47,11 @@ func styleLegend(l *plot.Legend) {
 	l.Padding = vg.Points(4)
 }
 
-func addNoData(p *plot.Plot, fs FigureSpec) {
-	l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: 0.5, Y: 0.5}}, Labels: []string{"no data (see index.md)"}})
-	if err == nil {
-		l.TextStyle[0].Font.Size = vg.Points(11)
-		l.TextStyle[0].XAlign, l.TextStyle[0].YAlign = text.XCenter, text.YCenter
-		p.Add(l)
-	}
-	if fs.LogX {
-		p.X.Min, p.X.Max = 0.1, 10
-	}
-	if fs.LogY {
-		p.Y.Min, p.Y.Max = 0.1, 10
-	}
-}
-
-// drawSeries adds one series to a panel and returns its legend thumbnails.
-func (f *figure) drawSeries(p *plot.Plot, fs FigureSpec, rs []*run, traces map[string][]tracePoint, i int, panel, name string, rc *renderCtx) ([]plot.Thumbnailer, error) {
-	where := strings.TrimSpace(strings.Join([]string{panel, name}, " "))
-	if where != "" {
-		where = " (" + where + ")"
-	}
-	switch fs.Kind {
-	case "scatter":
-		var pts plotter.XYs
-		dropped := 0
-		for _, r := range rs {
-			x, okx := numValue(r, fs.X)
-			y, oky := numValue(r, fs.Y)
-			if !okx || !oky || (fs.LogX && x <= 0) || (fs.LogY && y <= 0) {
-				dropped++
-				continue
-			}
-			pts = append(pts, plotter.XY{X: x, Y: y})
-		}
-		f.warnDropped(dropped, len(rs), where, fs)
-		if len(pts) == 0 {
-			return nil, nil
-		}
-		s, err := plotter.NewScatter(pts)
-		if err != nil {
-			return nil, err
-		}
-		s.GlyphStyle = seriesGlyph(i)
-		p.Add(s)
-		return []plot.Thumbnailer{s}, nil
-	case "trace":
-		return f.drawTrace(p, fs, rs, traces, i, where)
-	}
-	all := f.aggregate(fs, rs, where)
-	var pts points
-	for _, pt := range all {
-		if pt.clamped {
-			c := seriesColor(i)
-			if st, ok := f.styles[name]; ok {
-				c = st.color
-			}
-			f.clamped = append(f.clamped, clampedPoint{x: pt.x, y: pt.y, color: c, where: where})
-			continue
-		}
-		pts = append(pts, pt)
-		if pt.ylo > 0 {
-			f.floor = math.Min(f.floor, pt.ylo)
-		}
-	}
-	if len(pts) == 0 {
-		return nil, nil
-	}
-	var thumbs []plot.Thumbnailer
-	if fs.Kind == "band" && fs.Band != "none" && len(pts) > 1 {
-		poly, err := bandPolygon(pts, fs.LogY)
-		if err != nil {
-			return nil, err
-		}
-		poly.Color = fadeColor(seriesColor(i), 0x40)
-		poly.LineStyle.Width = 0
-		p.Add(poly)
-		thumbs = append(thumbs, poly)
-	}
-	line, scatter, err := plotter.NewLinePoints(pts.xys())
-	if err != nil {
-		return nil, err
-	}
-	line.LineStyle = seriesLine(i)
-	scatter.GlyphStyle = seriesGlyph(i)
-	if st, ok := f.styles[name]; ok {
-		line.LineStyle.Color, scatter.GlyphStyle.Color = st.color, st.color
-		line.LineStyle.Dashes = st.dashes
-	}
-	p.Add(line, scatter)
-	thumbs = append(thumbs, line, scatter)
-	if (fs.Kind == "line" || fs.Kind == "pareto") && fs.Band != "none" {
-		if b := xyBand(pts); b.hasYErr() {
-			eb, err := plotter.NewYErrorBars(b)
-			if err != nil {
-				return nil, err
-			}
-			eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = line.LineStyle.Color, vg.Points(1), vg.Points(5)
-			p.Add(eb)
-		}
-		if b := xyBand(pts); b.hasXErr() {
-			eb, err := plotter.NewXErrorBars(b)
-			if err != nil {
-				return nil, err
-			}
-			eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = line.LineStyle.Color, vg.Points(1), vg.Points(5)
-			p.Add(eb)
-		}
-	}
-	return thumbs, nil
-}
-
-type points []point
-
-func (ps points) xys() plotter.XYs {
-	out := make(plotter.XYs, len(ps))
-	for i, p := range ps {
-		out[i] = plotter.XY{X: p.x, Y: p.y}
-	}
-	return out
-}
-
-// aggregate groups a series' runs into points. With a parameter on x the
-// runs sharing its value form a point; with a metric on x (e.g. training
-// time) the runs sharing a configuration (all parameters but split and
-// seed) form a point, with bands in both x and y.
-func (f *figure) aggregate(fs FigureSpec, rs []*run, where string) points {
-	xIsMetric := strings.HasPrefix(fs.X, "metric:")
-	groups := map[string][]*run{}
-	var keys []string
-	for _, r := range rs {
-		k := dimValue(r, fs.X)
-		if xIsMetric {
-			k = configKey(r)
-		}
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], r)
-	}
-	sort.Strings(keys)
-	var out points
-	dropped := 0
-	for _, k := range keys {
-		var xs, ys []float64
-		for _, r := range groups[k] {
-			x, okx := numValue(r, fs.X)
-			y, oky := numValue(r, fs.Y)
-			if !okx || !oky {
-				dropped++
-				continue
-			}
-			xs = append(xs, x)
-			ys = append(ys, y)
-		}
-		if len(xs) == 0 {
-			continue
-		}
-		var pt point
-		pt.n = len(xs)
-		pt.y, pt.ylo, pt.yhi = bandOf(ys, fs.Aggregate, fs.Band)
-		pt.x, pt.xlo, pt.xhi = bandOf(xs, fs.Aggregate, "none")
-		if xIsMetric {
-			pt.x, pt.xlo, pt.xhi = bandOf(xs, fs.Aggregate, fs.Band)
-		}
-		if fs.LogX && pt.x <= 0 {
-			dropped += len(xs)
-			continue
-		}
-		if fs.LogY && pt.y <= 0 {
-			// Not dropped: drawn at the panel's floor with its own marker.
-			pt.clamped = true
-			pt.ylo, pt.yhi = pt.y, pt.y
-		}
-		// A positive quantity's error bar must not reach below zero: clip
-		// it at the smallest value observed (on a log axis, the smallest
-		// positive one).
-		pt.ylo = math.Min(clipLow(pt.ylo, ys, fs.LogY), pt.y)
-		pt.xlo = math.Min(clipLow(pt.xlo, xs, fs.LogX), pt.x)
-		out = append(out, pt)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].x < out[j].x })
-	f.warnDropped(dropped, len(rs), where, fs)
-	return out
-}
-
-// clipLow keeps the lower end of a band of values vs above zero when all
-// of them are non-negative (log: above the smallest positive value).
-func clipLow(lo float64, vs []float64, log bool) float64 {
-	minV, minPos := math.Inf(1), math.Inf(1)
-	for _, v := range vs {
-		minV = math.Min(minV, v)
-		if v > 0 {
-			minPos = math.Min(minPos, v)
-		}
-	}
-	switch {
-	case log && lo <= 0 && !math.IsInf(minPos, 1):
-		return minPos
-	case !log && minV >= 0 && lo < 0:
-		return 0
-	}
-	return lo
-}
-
-func (f *figure) warnDropped(dropped, total int, where string, fs FigureSpec) {
-	if dropped == 0 {
-		return
-	}
-	why := fmt.Sprintf("no numeric %s or %s", fs.X, fs.Y)
-	if fs.LogX || fs.LogY {
-		why += ", or not positive on a log axis"
-	}
-	f.warnings = append(f.warnings, fmt.Sprintf("%d of %d runs%s not drawn (%s)", dropped, total, where, why))
-}
-
-func configKey(r *run) string {
-	keys := sortedKeys(r.Params)
-	var b strings.Builder
-	b.WriteString(r.Method + "|" + r.Dataset)
-	for _, k := range keys {
-		if k == "split" || k == "seed" {
-			continue
-		}
-		b.WriteString("|" + k + "=" + r.Params[k])
-	}
-	return b.String()
-}
-
-func bandPolygon(pts points, logy bool) (*plotter.Polygon, error) {
-	ring := make(plotter.XYs, 0, 2*len(pts))
-	for _, p := range pts {
-		ring = append(ring, plotter.XY{X: p.x, Y: p.yhi})
-	}
-	for i := len(pts) - 1; i >= 0; i-- {
-		lo := pts[i].ylo
-		if logy && lo <= 0 {
-			lo = pts[i].y
-		}
-		ring = append(ring, plotter.XY{X: pts[i].x, Y: lo})
-	}
-	return plotter.NewPolygon(ring)
-}
-
-// drawTrace draws optimiser traces: the band over runs at each iteration, or
-// one thin line per run (always for elapsed time, where runs do not share x).
-func (f *figure) drawTrace(p *plot.Plot, fs FigureSpec, rs []*run, traces map[string][]tracePoint, i int, where string) ([]plot.Thumbnailer, error) {
-	perRun := make([]plotter.XYs, 0, len(rs))
-	missing := 0
-	for _, r := range rs {
-		tr := traces[r.ID]
-		if len(tr) == 0 {
-			missing++
-			continue
-		}
-		var xy plotter.XYs
-		offset, last := int64(0), int64(math.MinInt64)
-		for _, t := range tr {
-			// Iterations restart when a fit changes phase; keep x increasing.
-			if t.Iteration+offset < last {
-				offset = last
-			}
-			x := float64(t.Iteration + offset)
-			last = t.Iteration + offset
-			if fs.X == "elapsed" {
-				x = t.Elapsed
-			}
-			if math.IsNaN(x) || math.IsNaN(t.Value) || (fs.LogX && x <= 0) || (fs.LogY && t.Value <= 0) {
-				continue
-			}
-			xy = append(xy, plotter.XY{X: x, Y: t.Value})
-		}
-		if len(xy) > 0 {
-			perRun = append(perRun, xy)
-		}
-	}
-	if missing > 0 {
-		f.warnings = append(f.warnings, fmt.Sprintf("%d of %d runs%s have no trace", missing, len(rs), where))
-	}
-	if len(perRun) == 0 {
-		return nil, nil
-	}
-	if fs.X == "elapsed" || fs.Band == "none" || len(perRun) == 1 {
-		var thumbs []plot.Thumbnailer
-		for _, xy := range perRun {
-			l, err := plotter.NewLine(xy)
-			if err != nil {
-				return nil, err
-			}
-			l.LineStyle = seriesLine(i)
-			if len(perRun) > 1 {
-				l.LineStyle.Width = vg.Points(1)
-				l.LineStyle.Color = fadeColor(seriesColor(i), 0xb0)
-			}
-			p.Add(l)
-			thumbs = []plot.Thumbnailer{l}
-		}
-		return thumbs, nil
-	}
-	byX := map[float64][]float64{}
-	for _, xy := range perRun {
-		for _, pt := range xy {
-			byX[pt.X] = append(byX[pt.X], pt.Y)
-		}
-	}
-	var pts points
-	for x, ys := range byX {
-		var pt point
-		pt.x, pt.n = x, len(ys)
-		pt.y, pt.ylo, pt.yhi = bandOf(ys, fs.Aggregate, fs.Band)
-		pts = append(pts, pt)
-	}
-	sort.Slice(pts, func(a, b int) bool { return pts[a].x < pts[b].x })
-	poly, err := bandPolygon(pts, fs.LogY)
-	if err != nil {
-		return nil, err
-	}
-	poly.Color = fadeColor(seriesColor(i), 0x40)
-	poly.LineStyle.Width = 0
-	l, err := plotter.NewLine(pts.xys())
-	if err != nil {
-		return nil, err
-	}
-	l.LineStyle = seriesLine(i)
-	p.Add(poly, l)
-	return []plot.Thumbnailer{poly, l}, nil
-}
-
-// heatGrid is a heatmap over categorical x and y values.
-type heatGrid struct {
-	z    [][]float64 // z[row][col]
-	cols []string
-	rows []string
-}
-
-func (g heatGrid) Dims() (c, r int)   { return len(g.cols), len(g.rows) }
-func (g heatGrid) Z(c, r int) float64 { return g.z[r][c] }
-func (g heatGrid) X(c int) float64    { return float64(c) }
-func (g heatGrid) Y(r int) float64    { return float64(r) }
-
-func buildHeatmap(f *figure, fs FigureSpec, used []*run, panels []string, panelOf func(*run) string, xlabel, ylabel string, rc *renderCtx) (*figure, error) {
-	zmin, zmax := math.Inf(1), math.Inf(-1)
-	var grids []heatGrid
-	for _, pname := range panels {
-		var xv, yv []string
-		cells := map[[2]string][]float64{}
-		for _, r := range used {
-			if panelOf(r) != pname {
-				continue
-			}
-			x, y := dimValue(r, fs.X), dimValue(r, fs.Y)
-			if strings.HasPrefix(fs.X, "metric:") || strings.HasPrefix(fs.Y, "metric:") {
-				return nil, fmt.Errorf("heatmap axes are categories (method, dataset, param:NAME …), not metrics")
-			}
-			xv, yv = append(xv, x), append(yv, y)
-			if z, ok := numValue(r, fs.Z); ok {
-				cells[[2]string{x, y}] = append(cells[[2]string{x, y}], z)
-			}
-		}
-		g := heatGrid{cols: orderValues(xv, nil), rows: orderValues(yv, nil)}
-		for _, y := range g.rows {
-			row := make([]float64, len(g.cols))
-			for j, x := range g.cols {
-				row[j] = math.NaN()
-				if zs := cells[[2]string{x, y}]; len(zs) > 0 {
-					row[j] = summarise(zs).pick(fs.Aggregate)
-					zmin, zmax = math.Min(zmin, row[j]), math.Max(zmax, row[j])
-				}
-			}
-			g.z = append(g.z, row)
-		}
-		grids = append(grids, g)
-	}
-	cmap := colourScale(zmin, zmax)
-	pal := cmap.Palette(256)
-	for k, g := range grids {
-		p := newBarePlot()
-		p.Title.Text = f.title
-		if len(panels) > 1 {
-			p.Title.Text = rc.label(panels[k])
-		}
-		p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
-		if len(g.cols) == 0 || len(g.rows) == 0 {
-			addNoData(p, FigureSpec{})
-			f.panels = append(f.panels, p)
-			continue
-		}
-		h := plotter.NewHeatMap(g, pal)
-		h.Min, h.Max = zmin, zmax
-		h.NaN = color.Gray{Y: 0xd8}
-		p.Add(h)
-		// Print each cell's value, white on dark cells.
-		var xys plotter.XYs
-		var labels []string
-		var styles []text.Style
-		for r := range g.rows {
-			for c := range g.cols {
-				z := g.z[r][c]
-				if math.IsNaN(z) {
-					xys, labels = append(xys, plotter.XY{X: float64(c), Y: float64(r)}), append(labels, "—")
-				} else {
-					xys, labels = append(xys, plotter.XY{X: float64(c), Y: float64(r)}), append(labels, strconv.FormatFloat(z, 'g', 3, 64))
-				}
-				st := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(8)), XAlign: text.XCenter, YAlign: text.YCenter, Handler: plot.DefaultTextHandler}
-				if !math.IsNaN(z) && luminance(cmapAt(cmap, z)) < 0.45 {
-					st.Color = color.White
-				}
-				styles = append(styles, st)
-			}
-		}
-		if l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels}); err == nil {
-			l.TextStyle = styles
-			p.Add(l)
-		}
-		p.X.Tick.Marker = categoryTicks(g.cols, rc)
-		p.Y.Tick.Marker = categoryTicks(g.rows, rc)
-		p.X.Min, p.X.Max = -0.5, float64(len(g.cols))-0.5
-		p.Y.Min, p.Y.Max = -0.5, float64(len(g.rows))-0.5
-		// Category labels without axis lines: the cells are the frame.
-		for _, ax := range []*plot.Axis{&p.X, &p.Y} {
-			ax.LineStyle.Width = 0
-			ax.Tick.LineStyle.Width = 0
-			ax.Tick.Length = vg.Points(2)
-			ax.Padding = 0
-		}
-		f.panels = append(f.panels, p)
-	}
-	cb := plot.New()
-	cb.HideX()
-	cb.Y.Padding = 0
-	cb.Y.Label.Text = firstNonEmpty(fs.ZLabel, rc.label(dimLabel(fs.Z)))
-	cb.Y.Label.TextStyle.Font.Size = vg.Points(11)
-	cb.Y.Tick.Label.Font.Size = vg.Points(9)
-	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
-	f.colorbar = cb
-	f.describe = describeFigure(fs, rc)
-	return f, nil
-}
-
-// colourScale is the viridis map over [zmin, zmax], the range of the
+// ColourScale is the viridis map over [zmin, zmax], the range of the
 // values drawn: an empty range (no finite value, zmin = +Inf) becomes
 // [0, 1] and a single value v becomes [v-½, v+½], so that the colour bar
 // always has extent.
-func colourScale(zmin, zmax float64) palette.ColorMap {
+func ColourScale(zmin, zmax float64) palette.ColorMap {
 	if math.IsInf(zmin, 1) {
 		zmin, zmax = 0, 1
 	}
@@ -828,12 +74,13 @@ func viridis() palette.ColorMap {
 	}
 	cm, err := moreland.NewLuminance(controls)
 	if err != nil {
-		return moreland.Kindlmann() // unreachable: the controls rise in luminance
+		return moreland.Kindlmann() // unreachable: the controls rise in Luminance
 	}
 	return cm
 }
 
-func cmapAt(c palette.ColorMap, v float64) color.Color {
+// ColourAt is the colour of v on c (black outside its range).
+func ColourAt(c palette.ColorMap, v float64) color.Color {
 	col, err := c.At(v)
 	if err != nil {
 		return color.Black
@@ -841,234 +88,44 @@ func cmapAt(c palette.ColorMap, v float64) color.Color {
 	return col
 }
 
-func luminance(c color.Color) float64 {
+// Luminance is the relative luminance of c in [0, 1], to pick black or
+// white text over it.
+func Luminance(c color.Color) float64 {
 	r, g, b, _ := c.RGBA()
 	return (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)) / 0xffff
 }
 
-func categoryTicks(vals []string, rc *renderCtx) plot.ConstantTicks {
-	ticks := make(plot.ConstantTicks, len(vals))
-	for i, v := range vals {
-		ticks[i] = plot.Tick{Value: float64(i), Label: rc.label(v)}
-	}
-	return ticks
+// ReverseScale maps the axis top-down so matrix row 0 is at the top.
+type ReverseScale struct{}
+
+func (ReverseScale) Normalize(min, max, x float64) float64 {
+	return (max - x) / (max - min)
 }
 
-// encode lays the panels out in a grid with the shared legend and colour
-// bar on the right and the figure title on top, and encodes it.
-func (f *figure) encode(format string) ([]byte, error) {
-	n := len(f.panels)
-	cols := f.cols
-	if cols <= 0 {
-		cols = min(n, 3)
-	}
-	rows := (n + cols - 1) / cols
-	pw, ph := f.panelW, f.panelH
-	if pw == 0 {
-		pw = 12 * vg.Centimeter
-	}
-	if ph == 0 {
-		ph = 9 * vg.Centimeter
-	}
-	right := vg.Length(0)
-	if f.legend != nil {
-		right += f.legendWidth() + vg.Points(12)
-	}
-	if f.colorbar != nil {
-		right += 2.4 * vg.Centimeter
-	}
-	top := vg.Length(0)
-	if n > 1 {
-		top = vg.Points(26)
-	}
-	w := vg.Length(cols)*pw + right
-	h := vg.Length(rows)*ph + top
-	bl := layoutBelow(f.below, w)
-	h += bl.height
-	var c vg.CanvasWriterTo
-	switch format {
-	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(150))}
-	case "svg":
-		c = vgsvg.New(w, h)
-	case "pdf":
-		c = vgpdf.New(w, h)
-	default:
-		return nil, fmt.Errorf("unknown format %q", format)
-	}
-	dc := draw.New(c)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	main := dc
-	main.Max.X -= right
-	main.Max.Y -= top
-	main.Min.Y += bl.height
-	grid := make([][]*plot.Plot, rows)
-	for r := range grid {
-		grid[r] = make([]*plot.Plot, cols)
-		for col := range grid[r] {
-			if k := r*cols + col; k < n {
-				grid[r][col] = f.panels[k]
-			}
-		}
-	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(10), PadY: vg.Points(10),
-		PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
-	canvases := plot.Align(grid, tiles, main)
-	for r := range grid {
-		for col, p := range grid[r] {
-			if p != nil {
-				p.Draw(canvases[r][col])
-			}
-		}
-	}
-	if n > 1 {
-		st := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, vg.Points(14)),
-			XAlign: text.XCenter, YAlign: text.YCenter, Handler: plot.DefaultTextHandler}
-		dc.FillText(st, vg.Point{X: (dc.Min.X + dc.Max.X - right) / 2, Y: dc.Max.Y - top/2}, f.title)
-	}
-	x := dc.Max.X - right
-	if f.colorbar != nil {
-		cbc := dc
-		cbc.Min.X = x + vg.Points(10)
-		cbc.Max.X = cbc.Min.X + 2.2*vg.Centimeter
-		cbc.Min.Y += vg.Points(30)
-		cbc.Max.Y -= top + vg.Points(24)
-		f.colorbar.Draw(cbc)
-		x = cbc.Max.X
-	}
-	if f.legend != nil {
-		lc := dc
-		lc.Min.X = x + vg.Points(8)
-		lc.Max.Y -= top + vg.Points(24)
-		f.legend.Draw(lc)
-	}
-	if len(f.below) > 0 {
-		bc := dc
-		bc.Max.Y = bc.Min.Y + bl.height
-		drawBelow(bc, f.below, bl)
-	}
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(io.Writer(&buf)); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+// ReversedTicks keeps the default tick positions on a reversed axis.
+type ReversedTicks struct{}
+
+func (ReversedTicks) Ticks(min, max float64) []plot.Tick { return plot.DefaultTicks{}.Ticks(min, max) }
+
+// ColourBar is the vertical colour scale drawn beside heat-map panels.
+func ColourBar(cmap palette.ColorMap, label string) *plot.Plot {
+	cb := plot.New()
+	cb.HideX()
+	cb.Y.Padding = 0
+	cb.Y.Label.Text = label
+	cb.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	cb.Y.Tick.Label.Font.Size = vg.Points(9)
+	cb.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
+	return cb
 }
 
-func (f *figure) legendWidth() vg.Length {
-	r := f.legend.Rectangle(draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: 1000, Y: 1000}}})
-	return r.Max.X - r.Min.X
-}
-
-type clampedPoint struct {
-	x, y  float64
-	color color.NRGBA // the series' colour
-	where string
-}
-
-// drawClamped draws the panel's points whose mean is ≤ 0 on a log y axis
-// as hollow down-triangles at a third of the smallest positive value
-// drawn, and says so in the warnings; it returns the legend thumbnail.
-func (f *figure) drawClamped(p *plot.Plot) plot.Thumbnailer {
-	if len(f.clamped) == 0 {
-		return nil
-	}
-	floor := f.floor / 3
-	if math.IsInf(f.floor, 1) {
-		floor = 1
-	}
-	var first *plotter.Scatter
-	for _, c := range f.clamped {
-		s, err := plotter.NewScatter(plotter.XYs{{X: c.x, Y: floor}})
-		if err != nil {
-			continue
-		}
-		s.GlyphStyle = draw.GlyphStyle{Color: c.color, Radius: vg.Points(4), Shape: downTriangle{}}
-		p.Add(s)
-		if first == nil {
-			first = s
-		}
-		f.warnings = append(f.warnings, fmt.Sprintf("point at x = %.4g%s has mean %.3g ≤ 0 on a log axis: drawn as ▽ at %.3g", c.x, c.where, c.y, floor))
-	}
-	if first == nil {
-		return nil
-	}
-	if p.Y.Min >= p.Y.Max { // nothing else in the panel: give the log axis a range
-		p.Y.Min, p.Y.Max = floor/10, floor*10
-	}
-	return first
-}
-
-// downTriangle is a hollow triangle pointing down: "below this".
-type downTriangle struct{}
-
-func (downTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
-	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1)})
-	r := sty.Radius
-	var path vg.Path
-	path.Move(vg.Point{X: pt.X - r, Y: pt.Y + r*0.6})
-	path.Line(vg.Point{X: pt.X + r, Y: pt.Y + r*0.6})
-	path.Line(vg.Point{X: pt.X, Y: pt.Y - r})
-	path.Close()
-	c.Stroke(path)
-}
-
-// seriesStyle is a series' colour and dashes fixed by the config.
-type seriesStyle struct {
-	color  color.NRGBA
-	dashes []vg.Length
-}
-
-var namedColors = map[string]color.NRGBA{
-	"blue": {0x1f, 0x4e, 0xc8, 0xff}, "green": {0x1a, 0x9a, 0x3c, 0xff}, "red": {0xd6, 0x27, 0x28, 0xff},
-	"black": {0x00, 0x00, 0x00, 0xff}, "orange": {0xff, 0x7f, 0x0e, 0xff}, "purple": {0x80, 0x3c, 0xa0, 0xff},
-	"grey": {0x70, 0x70, 0x70, 0xff}, "brown": {0x8c, 0x56, 0x4b, 0xff},
-}
-
-var namedDashes = map[string][]vg.Length{
-	"solid": nil, "dashed": {vg.Points(6), vg.Points(3)}, "dotted": {vg.Points(1.5), vg.Points(2)},
-}
-
-// parseSeriesStyles reads series_style values "COLOUR" or "COLOUR dashed"
-// (COLOUR: a name or #rrggbb; dashes: solid, dashed, dotted).
-func parseSeriesStyles(m map[string]string) (map[string]seriesStyle, error) {
-	out := map[string]seriesStyle{}
-	for _, k := range sortedKeys(m) {
-		f := strings.Fields(m[k])
-		if len(f) == 0 || len(f) > 2 {
-			return nil, fmt.Errorf("series_style %q = %q: want \"COLOUR\" or \"COLOUR DASHES\"", k, m[k])
-		}
-		var st seriesStyle
-		if c, ok := namedColors[f[0]]; ok {
-			st.color = c
-		} else if len(f[0]) == 7 && f[0][0] == '#' {
-			h, err := strconv.ParseUint(f[0][1:], 16, 32)
-			if err != nil {
-				return nil, fmt.Errorf("series_style %q: colour %q is not #rrggbb", k, f[0])
-			}
-			st.color = color.NRGBA{R: uint8(h >> 16), G: uint8(h >> 8), B: uint8(h), A: 0xff}
-		} else {
-			return nil, fmt.Errorf("series_style %q: unknown colour %q; names: %s, or #rrggbb", k, f[0], strings.Join(sortedKeys(namedColors), ", "))
-		}
-		if len(f) == 2 {
-			d, ok := namedDashes[f[1]]
-			if !ok {
-				return nil, fmt.Errorf("series_style %q: unknown dashes %q; valid: dashed, dotted, solid", k, f[1])
-			}
-			st.dashes = d
-		}
-		out[k] = st
-	}
-	return out, nil
-}
-
-// maxTitleRunes is the longest title line of a single-panel figure (about
+// MaxTitleRunes is the longest title line of a single-panel figure (about
 // the width of its plot area at the default size and font).
-const maxTitleRunes = 60
+const MaxTitleRunes = 60
 
-// wrapTitle breaks s at spaces into lines of at most max runes (a longer
+// WrapTitle breaks s at spaces into lines of at most max runes (a longer
 // word stays whole on its own line); existing line breaks are kept.
-func wrapTitle(s string, max int) string {
+func WrapTitle(s string, max int) string {
 	var out []string
 	for _, para := range strings.Split(s, "\n") {
 		line := ""

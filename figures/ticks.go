@@ -7,12 +7,12 @@ import (
 	"gonum.org/v1/plot"
 )
 
-// logTicks labels a log axis so that narrow ranges still get numbers:
+// LogTicks labels a log axis so that narrow ranges still get numbers:
 // 1-2-5 steps (or every integer multiple inside one decade) with
 // unlabelled minor ticks, powers of ten only over many decades.
-type logTicks struct{}
+type LogTicks struct{}
 
-func (logTicks) Ticks(min, max float64) []plot.Tick {
+func (LogTicks) Ticks(min, max float64) []plot.Tick {
 	if !(min > 0) || !(max >= min) {
 		return nil
 	}
@@ -40,7 +40,7 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 			}
 			t := plot.Tick{Value: v}
 			if labelled[m] && (m != 1 || (e-lo)%every == 0) {
-				t.Label = formatTick(v)
+				t.Label = FormatTick(v)
 			}
 			if decades > 8 && m != 1 {
 				continue // minor ticks would be a smear
@@ -51,15 +51,15 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// linearTicks are gonum's default ticks with labels printed without
+// LinearTicks are gonum's default ticks with labels printed without
 // trailing zeros ("25" rather than "25.00").
-type linearTicks struct{}
+type LinearTicks struct{}
 
-func (linearTicks) Ticks(min, max float64) []plot.Tick {
+func (LinearTicks) Ticks(min, max float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(min, max)
 	for i, t := range ticks {
 		if t.Label != "" {
-			ticks[i].Label = formatTick(t.Value)
+			ticks[i].Label = FormatTick(t.Value)
 		}
 	}
 	return ticks
@@ -70,7 +70,9 @@ func roundSig(v float64) float64 {
 	return r
 }
 
-func formatTick(v float64) string {
+// FormatTick prints a tick value without trailing zeros, in exponent
+// form when it is very large or small.
+func FormatTick(v float64) string {
 	v = roundSig(v)
 	a := math.Abs(v)
 	if a != 0 && (a >= 1e6 || a < 1e-4) {

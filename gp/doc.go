@@ -1,7 +1,34 @@
 // Package gp holds the data types shared by the Gaussian-process library in
-// its subpackages: ad (reverse-mode autodiff on matrices), param (trainable
-// parameters with positivity transforms), kernels, features, likelihoods,
-// inference and optim. It knows nothing about TOML, SQLite or papers.
+// its subpackages. It knows nothing about TOML, SQLite or papers. The
+// subpackages, from the bottom up:
+//
+//   - linalg: plain dense linear algebra (Cholesky, solves, Gram products)
+//     on gonum's BLAS, OpenBLAS when built with -tags openblas;
+//   - ad: reverse-mode automatic differentiation on dense matrices (a tape
+//     of nodes, gradient checks);
+//   - param: trainable parameters as an ordered set with positivity and
+//     other transforms, bound to a tape;
+//   - kernels: covariance functions (stationary, periodic, arc-cosine,
+//     zonal kernels on the sphere, spectral densities, combinations);
+//   - sphere: harmonic analysis on the unit sphere (spherical harmonics,
+//     Gegenbauer polynomials, Funk–Hecke coefficients) for VISH and the
+//     zonal kernels;
+//   - features: inducing variables (inducing points, VFF, A-VFF,
+//     B-splines, IFF, VOF, spherical harmonics, activation features), their
+//     Kuu, Kuf and cross-covariances, counts from parameters alone;
+//   - inducing: choosing inducing inputs from the training inputs (k-means,
+//     greedy conditional variance);
+//   - likelihoods: observation models (Gaussian, Bernoulli) with their
+//     variational expectations by Gauss–Hermite quadrature;
+//   - inference: objectives and predictions (exact GPR, SGPR's collapsed
+//     bound, SVGP's ELBO, decoupled blocks, VOF), predictive statistics;
+//   - ski: structured kernel interpolation on grids with conjugate
+//     gradients;
+//   - optim: L-BFGS, Adam and natural gradients, phases, convergence rules;
+//   - metrics: test-set scores of probabilistic predictions (RMSE, NLPD,
+//     coverage, accuracy, AUC);
+//   - internal/workers: the pool of goroutines the parallel loops of
+//     linalg, kernels and ad run on, bit-identical on any core count.
 //
 // # Assembling a method with two feature sets
 //

@@ -47,6 +47,13 @@ type Plan struct {
 	// L-BFGS needs a few iterations per trained number to converge, which
 	// is how long the ETA expects a fit that stop_tol may end early to run.
 	Params int
+	// StepFlops is about the flops of one optimiser step, for a method
+	// whose step does not cost B·M² + M³ for B rows and M inducing
+	// variables, as the ETA assumes otherwise (0: that).
+	StepFlops float64
+	// SetupFlops is about the flops of what a fit computes once before its
+	// steps (0: nothing that matters), e.g. ΦΦᵀ of a fixed Kuf.
+	SetupFlops float64
 }
 
 // A ParamError is an error about the value of one parameter, so that the

@@ -6,6 +6,29 @@
 //
 // Methods register themselves in init functions; Lookup finds one by name.
 //
+// # The contract
+//
+// A Method is a registry entry: its name, tasks and documented parameters
+// (ParamDoc), what it declares for the runner (below), and New, which
+// builds an untrained Model from validated Params. The Model is all the
+// runner drives:
+//
+//   - Fit(ctx, train, FitOptions, progress) trains on the training set with
+//     the grid's fit settings (iterations, optimiser, step, batch size,
+//     tolerances, the seed of every random draw, the stopping Rule) and
+//     returns a FitResult: the final objective, iterations, why the
+//     optimiser stopped, the trace, the fitted hyperparameters in natural
+//     units, the fitted parameter set and method-specific Extra metrics.
+//     It reports Progress after every iteration and stops when ctx ends.
+//   - Predict(x) returns the predictive marginals (Prediction): latent mean
+//     and variance, VarY for regression, p(y = +1) for classification; the
+//     runner scores them (gp/metrics).
+//
+// Optional interfaces add to it: ArtifactModel exports named arrays a grid
+// lists under artifacts (kernel matrices, variance terms), ExactLMLModel the
+// exact log marginal likelihood at the fitted hyperparameters (the metric
+// log_marginal_likelihood, outside the timed fit).
+//
 // # What a method declares
 //
 // Beside New, a Method declares what the runner checks before anything
@@ -29,10 +52,22 @@
 //   - KernelName (when the kernel is not the kernel parameter), for the
 //     runner's warning that compared methods share no kernel family.
 //
+// # Recipes
+//
+// A Recipe (recipe.go) is how a fit trains: L-BFGS or Adam with its step,
+// natural gradients on every q(u) beside Adam (variational methods), an
+// iteration budget and a stopping tolerance that ends the fit once the
+// objective's trace stalls (optim.Rule). Method.Fit declares the default
+// per FitCase (task, minibatches); Method.Recipe resolves the grid's fit
+// settings against it, the result is what the fit runs and what the
+// runner stores in the run's spec.
+//
 // Defaults are chosen to be comparable (sgplab methods, docs/methods.md):
 // the SE kernel family from lengthscale 1 wherever a method allows it,
 // whitened q(u), recipes that converge on the staged UCI sets. A paper's
 // own choices live in its config, set explicitly.
+//
+// # Sizes
 //
 // Every sparse run records the M it used as the metric num_features (the
 // sum over both sets of a decoupled model, which also records num_base and
@@ -66,6 +101,18 @@
 // Block.FeaturePrefix() (inducing.z, inducing.directions,
 // beta.inducing.z) and Block.QMu/QSqrt (q_mu, gamma.q_mu).
 //
+// # Feature sets
+//
+// Inducing features are built by name from a registry of FeatureBuilders
+// (featureset.go, RegisterFeature): each says how many features it makes
+// for given parameters and data dimension (Count), how that count grows and
+// what to change when it is too large (Grows, for the runner's messages),
+// and how to build the feature from the training inputs (Build, with Fixed
+// set when Kuf does not train, so the collapsed bound precomputes ΦΦᵀ).
+// Any block of any sparse method uses a builder by name: inducing points,
+// VFF and A-VFF, B-splines, IFF, VISH's spherical harmonics, activation
+// features.
+//
 // # Adding a new inducing-feature type
 //
 // A feature type is a gp/features Feature plus one registration here; no
@@ -81,7 +128,10 @@
 //     with Count (BSplineCount for the data's D), Grows (how the count
 //     grows and what to change when it is too large, for the runner's
 //     messages) and Build (the box from the training inputs, NewBSplines,
-//     and Fixed = Φ, which makes the collapsed bound precompute ΦΦᵀ).
+//     and Fixed = inference.Allocating(Φ), which makes the collapsed bound
+//     precompute ΦΦᵀ; a Φ that can write into a given matrix, as the
+//     harmonics' does, is a FeatureMap itself and reuses one buffer per
+//     core over the whole pass).
 //  3. methods/vff.go: the method: intervalDecl("bspline", "bspline") (the
 //     interval kernel, one block of the "bspline" builder, the collapsed
 //     bound or the ELBO by the objective parameter) and its parameters,

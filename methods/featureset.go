@@ -42,7 +42,15 @@ type FeatureBuilder struct {
 	Points bool
 	// Build makes the set for a fit.
 	Build func(c *FeatureContext) (Built, error)
+	// FixedKuf reports whether Build will return a fixed Kuf (Built.Fixed)
+	// for these parameters (nil: never), so a plan can cost the collapsed
+	// bound's steps at O(M³) after an O(NM²) precompute.
+	FixedKuf func(p Params) bool
 }
+
+// alwaysFixed is FixedKuf of the features whose Φ(x) depends on no
+// trainable parameter.
+func alwaysFixed(Params) bool { return true }
 
 // CountContext is what FeatureBuilder.Count knows.
 type CountContext struct {
@@ -169,7 +177,7 @@ func init() {
 			return c.Request, nil
 		},
 		Build: buildActivation})
-	RegisterFeature(FeatureBuilder{Name: "harmonics",
+	RegisterFeature(FeatureBuilder{Name: "harmonics", FixedKuf: func(p Params) bool { return !p.Bool("train_weights") },
 		Grows: "Σ_ℓ≤max_level N(d, ℓ) on the sphere of the D inputs and the bias columns: lower max_level", Param: "max_level",
 		Count: func(c CountContext) (int, error) {
 			if c.Shape.D == 0 {
@@ -186,7 +194,7 @@ func init() {
 			return features.SphericalHarmonicsCount(kb.SphereDim(), c.Params.Int("max_level"), kb.Parity())
 		},
 		Build: buildHarmonics})
-	RegisterFeature(FeatureBuilder{Name: "vff",
+	RegisterFeature(FeatureBuilder{Name: "vff", FixedKuf: alwaysFixed,
 		Grows: "2·frequencies − 1 per dimension, to the power D with structure = \"kronecker\" (unless mask = true): use structure = \"additive\", mask = true or fewer frequencies", Param: "frequencies",
 		Count: func(c CountContext) (int, error) {
 			if c.Shape.D == 0 {
@@ -199,7 +207,7 @@ func init() {
 				return features.NewVFF(k, ivs, c.Params.Int("frequencies"), s, c.Params.Bool("mask"))
 			})
 		}})
-	RegisterFeature(FeatureBuilder{Name: "bspline",
+	RegisterFeature(FeatureBuilder{Name: "bspline", FixedKuf: alwaysFixed,
 		Grows: "bases per dimension, to the power D with structure = \"kronecker\": use structure = \"additive\" or fewer bases", Param: "bases",
 		Count: func(c CountContext) (int, error) {
 			if c.Shape.D == 0 {
@@ -226,7 +234,7 @@ func init() {
 			return m + r, err
 		},
 		Build: buildVFFPeriodic})
-	RegisterFeature(FeatureBuilder{Name: "iff",
+	RegisterFeature(FeatureBuilder{Name: "iff", FixedKuf: alwaysFixed,
 		Grows: "2^D × the grid of freqs_per_dim^D frequencies (inside the sphere with mask = true): use fewer freqs_per_dim", Param: "freqs_per_dim",
 		Count: func(c CountContext) (int, error) {
 			if c.Shape.D == 0 {
@@ -321,7 +329,7 @@ func initialDirections(init string, mm int, kb kernels.ZonalBound, train gp.Data
 	if err != nil {
 		return nil, err
 	}
-	return kb.AugmentValue(train.Subset(idx).X), nil
+	return kb.AugmentValue(nil, train.Subset(idx).X), nil
 }
 
 // zonalAugmentation are the kernel parameters a zonal feature's Kuf depends
@@ -346,7 +354,7 @@ func buildHarmonics(c *FeatureContext) (Built, error) {
 		moves = moves || (c.Set.Has(n) && c.Set.Trainable(n))
 	}
 	if !moves {
-		b.Fixed = func(x *mat.Dense) (*mat.Dense, error) { return f.Phi(kb, x) }
+		b.Fixed = func(dst, x *mat.Dense) (*mat.Dense, error) { return f.Phi(dst, kb, x) }
 	}
 	return b, nil
 }
@@ -404,7 +412,7 @@ func buildInterval(c *FeatureContext, k kernels.Kernel, build func(kernels.Kerne
 	if err := f.CheckInputs(c.Train.X); err != nil {
 		return Built{}, fmt.Errorf("training inputs: %w", err)
 	}
-	return Built{Feature: f, Fixed: f.Phi}, nil
+	return Built{Feature: f, Fixed: inference.Allocating(f.Phi)}, nil
 }
 
 // buildVFFPeriodic is the hybrid β of Azzimonti et al. (App. C) for the
@@ -465,7 +473,7 @@ func buildIFF(c *FeatureContext) (Built, error) {
 	if err := f.CheckKernel(c.Kernel); err != nil {
 		return Built{}, err
 	}
-	return Built{Feature: f, Fixed: f.Phi}, nil
+	return Built{Feature: f, Fixed: inference.Allocating(f.Phi)}, nil
 }
 
 func iffEpsilon(p Params, x *mat.Dense) ([]float64, error) {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sgplab/internal/anyconv"
 	"sgplab/internal/suggest"
 )
 
@@ -243,13 +244,8 @@ func (m Method) Defaulted(raw map[string]any) []ParamDoc {
 func convert(d ParamDoc, v any) (any, error) {
 	switch d.Kind {
 	case Float:
-		switch x := v.(type) {
-		case float64:
-			return x, nil
-		case int64:
-			return float64(x), nil
-		case int:
-			return float64(x), nil
+		if f, ok := anyconv.Float(v); ok {
+			return f, nil
 		}
 	case Int:
 		switch x := v.(type) {
@@ -280,14 +276,11 @@ func convert(d ParamDoc, v any) (any, error) {
 		case []any:
 			out := make([]float64, len(x))
 			for i, e := range x {
-				switch n := e.(type) {
-				case float64:
-					out[i] = n
-				case int64:
-					out[i] = float64(n)
-				default:
+				n, ok := anyconv.Float(e)
+				if !ok {
 					return nil, fmt.Errorf("element %d is %T, want a number", i, e)
 				}
+				out[i] = n
 			}
 			return out, nil
 		case float64:

@@ -31,6 +31,12 @@ type Recipe struct {
 	// iterations runs that many unless it sets stop_tol too.
 	Iterations int
 	StopTol    float64
+	// StopWindow is the smallest window of the stopping rule
+	// (optim.Rule.MinWindow) while StopTol can end the fit; 0:
+	// optim.DefaultMinWindow. A minibatch objective is noisy: over a short
+	// window a steady climb is within its noise and the rule holds long
+	// before the fit has converged.
+	StopWindow int
 }
 
 // String is the recipe in words, e.g. "L-BFGS, 1000 iterations" or
@@ -56,7 +62,10 @@ func (r Recipe) String() string {
 	}
 	if r.Iterations > 0 {
 		s += fmt.Sprintf(", %d iterations", r.Iterations)
-		if r.StopTol > 0 {
+		switch {
+		case r.StopTol > 0 && r.StopWindow > 0:
+			s = fmt.Sprintf("%s at most (until converged at stop_tol %s over at least the last %d iterations)", s, num(r.StopTol), r.StopWindow)
+		case r.StopTol > 0:
 			s = fmt.Sprintf("%s at most (until converged at stop_tol %s)", s, num(r.StopTol))
 		}
 	}
@@ -141,6 +150,12 @@ func fitCase(opt FitOptions, n int) FitCase {
 
 func resolveRecipe(r Recipe, p Params, opt FitOptions) Recipe {
 	r.Iterations, r.StopTol = opt.Iterations, opt.Stop.Tol
+	if opt.Stop.MinWindow > 0 {
+		r.StopWindow = opt.Stop.MinWindow
+	}
+	if r.StopTol == 0 {
+		r.StopWindow = 0 // nothing stops the fit early
+	}
 	if r.Optimizer == "" {
 		return Recipe{Iterations: opt.Iterations, StopTol: opt.Stop.Tol}
 	}
@@ -166,9 +181,13 @@ func resolveRecipe(r Recipe, p Params, opt FitOptions) Recipe {
 const natGradParam = "natgrad_step"
 
 // settings are the optimiser settings of recipe r with the other fit
-// options of opt (gradient tolerance, stopping rule).
+// options of opt (gradient tolerance, stopping rule, whose smallest window
+// is the recipe's unless opt gives one).
 func (r Recipe) settings(opt FitOptions) (optim.Settings, error) {
 	o := opt
 	o.Optimizer, o.LearningRate = r.Optimizer, r.LearningRate
+	if o.Stop.MinWindow == 0 && o.Stop.Tol > 0 {
+		o.Stop.MinWindow = r.StopWindow
+	}
 	return Settings(o, r.Optimizer)
 }

@@ -17,6 +17,7 @@ import (
 	"sgplab/gp/inference"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 func fitSGPR(t *testing.T, raw map[string]any, train gp.Data, opt FitOptions) (*sparseModel, FitResult) {
@@ -178,46 +179,18 @@ func writeCSV(t *testing.T, z *mat.Dense) string {
 	return path
 }
 
-// naiveTitsias is log N(y | 0, Qff + σ²I) − tr(Kff − Qff)/(2σ²) with dense
-// N×N matrices (small N only), jitter j on Kuu.
+// naiveTitsias is testhelp.TitsiasBound for kern with jitter j on Kuu.
 func naiveTitsias(t *testing.T, kern kernels.Kernel, s *param.Set, x, z *mat.Dense, y []float64, noise, j float64) float64 {
 	t.Helper()
-	n, m := x.RawMatrix().Rows, z.RawMatrix().Rows
 	kuu := kernels.Matrix(kern, s, KernelPrefix, z, z)
-	for i := 0; i < m; i++ {
+	for i := 0; i < z.RawMatrix().Rows; i++ {
 		kuu.Set(i, i, kuu.At(i, i)+j)
 	}
-	kuf := kernels.Matrix(kern, s, KernelPrefix, z, x)
-	var kinv mat.Dense
-	if err := kinv.Inverse(kuu); err != nil {
+	b, err := testhelp.TitsiasBound(kuu, kernels.Matrix(kern, s, KernelPrefix, z, x), kernels.DiagValues(kern, s, KernelPrefix, x), y, noise)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var tmp, q mat.Dense
-	tmp.Mul(&kinv, kuf)
-	q.Mul(kuf.T(), &tmp)
-	kdiag := kernels.DiagValues(kern, s, KernelPrefix, x)
-	trace := 0.0
-	c := mat.NewSymDense(n, nil)
-	for a := 0; a < n; a++ {
-		trace += kdiag[a] - q.At(a, a)
-		for b := a; b < n; b++ {
-			v := q.At(a, b)
-			if a == b {
-				v += noise
-			}
-			c.SetSym(a, b, v)
-		}
-	}
-	var chol mat.Cholesky
-	if !chol.Factorize(c) {
-		t.Fatal("Qff + σ²I not positive definite")
-	}
-	yv := mat.NewVecDense(n, append([]float64(nil), y...))
-	var alpha mat.VecDense
-	if err := chol.SolveVecTo(&alpha, yv); err != nil {
-		t.Fatal(err)
-	}
-	return -0.5*mat.Dot(yv, &alpha) - 0.5*chol.LogDet() - 0.5*float64(n)*math.Log(2*math.Pi) - trace/(2*noise)
+	return b
 }
 
 // Given hyperparameters, Z from a CSV file and iterations = 0, sgpr reports

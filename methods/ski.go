@@ -83,7 +83,13 @@ func skiNeeds(p Params, s Shape) (Plan, error) {
 		return Plan{}, paramErr("grid_size", fmt.Errorf("a grid of %d^%d = %.3g points exceeds max_grid_points = %d; lower grid_size", size, s.D, total, p.Int("max_grid_points")))
 	}
 	weights := float64(s.N) * math.Pow(4, float64(s.D))
+	// A step runs lanczos_steps batched CG iterations on probes + 1
+	// vectors, each a product with K̂ = W K_grid Wᵀ: the N·4^D interpolation
+	// weights twice and an FFT-sized pass over the grid (Toeplitz products,
+	// M log M per vector), not the B·M² + M³ of an inducing-point method.
+	vectors := float64(p.Int("lanczos_steps") * (p.Int("probes") + 1))
 	return Plan{M: int(total),
+		StepFlops:   vectors * (2*weights + 5*total*math.Log2(max(total, 2))),
 		Memory:      floatBytes(2*weights + total*float64(p.Int("variance_rank")+4)),
 		MemoryWhat:  fmt.Sprintf("N·4^D = %.3g cubic interpolation weights (value and index) and %.3g grid points × (variance_rank + 4) vectors; SKI is a low-dimensional method", weights, total),
 		MemoryParam: "grid_size"}, nil

@@ -279,7 +279,8 @@ func fullDataELBO(data gp.Data, set *param.Set, post *inference.Posterior, bind 
 // collapsedStats is the collapsed-bound recipe for features whose Kuf = Φ
 // does not depend on the hyperparameters (IFF, VFF, B-splines): ΦΦᵀ, Φy,
 // yᵀy precomputed once, then O(M³) per step with the feature's Kuu
-// structure and Σ_n k(x_n, x_n) from kernels.DiagSum.
+// structure and Σ_n k(x_n, x_n) from kernels.DiagSum (or the feature's
+// closed form of the trace term).
 type collapsedStats struct {
 	kern   kernels.Kernel
 	feat   features.Feature
@@ -297,19 +298,25 @@ func (c *collapsedStats) precompute(train gp.Data, m int, phi inference.FeatureM
 	return err
 }
 
-func (c *collapsedStats) kuu(b *param.Bound) (kernels.Bound, inference.Kuu, error) {
-	kb := c.kern.Bind(b, KernelPrefix)
-	kuu, err := features.StructureOf(kb, c.feat.Bind(b, c.prefix), inference.DefaultMaxTries, features.AllForms)
-	return kb, kuu, err
+func (c *collapsedStats) kuu(b *param.Bound) (kernels.Bound, features.Bound, inference.Kuu, error) {
+	kb, fb := c.kern.Bind(b, KernelPrefix), c.feat.Bind(b, c.prefix)
+	kuu, err := features.StructureOf(kb, fb, inference.DefaultMaxTries, features.AllForms)
+	return kb, fb, kuu, err
 }
 
-// objective is the collapsed bound from the statistics.
+// objective is the collapsed bound from the statistics, with the trace
+// term in closed form when the feature has one (features.TraceResidual).
 func (c *collapsedStats) objective(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
-	kb, kuu, err := c.kuu(b)
+	kb, fb, kuu, err := c.kuu(b)
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := inference.CollapsedFromStats(c.stats, kuu, kernels.DiagSum(t, kb, c.trainX), b.Get(noiseName), inference.Options{})
+	diagSum := kernels.DiagSum(t, kb, c.trainX)
+	if res, ok := features.TraceResidualOf(t, kb, fb, c.trainX); ok {
+		out, _, err := inference.CollapsedFromStatsResidual(c.stats, kuu, res, diagSum, b.Get(noiseName), inference.Options{})
+		return out, err
+	}
+	out, _, err := inference.CollapsedFromStats(c.stats, kuu, diagSum, b.Get(noiseName), inference.Options{})
 	return out, err
 }
 
@@ -317,7 +324,7 @@ func (c *collapsedStats) objective(t *ad.Tape, b *param.Bound) (*ad.Node, error)
 func (c *collapsedStats) posterior() (*inference.Posterior, error) {
 	t := ad.NewTape()
 	b := c.set.Bind(t)
-	_, kuu, err := c.kuu(b)
+	_, _, kuu, err := c.kuu(b)
 	if err != nil {
 		return nil, err
 	}

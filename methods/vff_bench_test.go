@@ -89,7 +89,7 @@ func BenchmarkAVFFPrecompute(b *testing.B) {
 	m := fitNoSteps(b, "avff", map[string]any{}, 1000, 8)
 	x := boxData(100000, 8, 2)
 	for b.Loop() {
-		if _, err := inference.ComputeStats(x.X, x.Y, m.interval().M(), m.interval().Phi); err != nil {
+		if _, err := inference.ComputeStats(x.X, x.Y, m.interval().M(), inference.Allocating(m.interval().Phi)); err != nil {
 			b.Fatal(err)
 		}
 	}

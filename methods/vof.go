@@ -124,8 +124,42 @@ func vofNeeds(feature string) func(p Params, s Shape) (Plan, error) {
 			return Plan{}, err
 		}
 		mm, n := float64(m), float64(s.N)
-		return Plan{M: m, Memory: floatBytes(2*mm*n + 2*mm*mm), MemoryWhat: fmt.Sprintf("Kuf (M×N) and S (M×M) for M = %d features", m)}, nil
+		plan := Plan{M: m, Memory: floatBytes(2*mm*n + 2*mm*mm), MemoryWhat: fmt.Sprintf("Kuf (M×N) and S (M×M) for M = %d features", m),
+			Params: vofTrained(p, m)}
+		if p.String("estimator") == "mc" {
+			// T samples of u ~ q(u) (one M×M factor) each mapped through
+			// Φ (N×M): T·N·M + M³, not the N·M² of a collapsed bound.
+			b := n
+			if s.Batch > 0 {
+				b = min(b, float64(s.Batch))
+			}
+			plan.StepFlops = float64(p.Int("mc_samples"))*b*mm + mm*mm*mm
+		}
+		return plan, nil
 	}
+}
+
+// vofTrained is about how many numbers a VOF fit trains (Plan.Params):
+// q(u)'s mean and S^½ (M(M+1)/2 dense, M diagonal) unless q(u) is held at
+// its optimum, the kernel variance, lengthscale and noise variance when
+// train_hyper is set, and the feature's scale (a or σx) unless it is fixed.
+func vofTrained(p Params, m int) int {
+	n := 0
+	if p.String("q_update") != "optimal" {
+		n = m + m*(m+1)/2
+		if p.String("covariance") == "diagonal" {
+			n = 2 * m
+		}
+	}
+	if p.Bool("train_hyper") {
+		n += 3
+	}
+	for _, fixed := range []string{"fix_a", "fix_sigma_x"} {
+		if p.Has(fixed) && !p.Bool(fixed) {
+			n++
+		}
+	}
+	return max(n, 1)
 }
 
 type vofModel struct {

@@ -76,7 +76,7 @@ func DecodeValues(b []byte) ([]float64, error) {
 
 // SaveRunArtifacts is SaveRun that also stores the run's artifacts, all in
 // one transaction, so a run is never "done" without its arrays. It writes
-// whoever holds the run's claim (and releases the claim when r is not
+// whoever holds the run's lease (and releases the lease when r is not
 // running): it is for tools and tests; a worker sweeping a grid writes
 // through SaveLeased.
 func (s *Store) SaveRunArtifacts(r Run, metrics []Metric, trace []TracePoint, arts []Artifact) error {
@@ -104,7 +104,7 @@ func (s *Store) save(lease *Lease, r Run, metrics []Metric, trace []TracePoint, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctx := context.Background()
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: nobody can claim the run until we commit
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: nobody can lease the run until we commit
 	if err != nil {
 		return s.wrap("saving run "+r.ID, err)
 	}
@@ -127,7 +127,7 @@ func (s *Store) save(lease *Lease, r Run, metrics []Metric, trace []TracePoint, 
 		return s.wrap("saving artifacts of run "+r.ID, err)
 	}
 	if r.Status != StatusRunning {
-		if err := releaseClaim(ctx, tx, r.ID); err != nil {
+		if err := releaseLease(ctx, tx, r.ID); err != nil {
 			return s.wrap("releasing the claim on run "+r.ID, err)
 		}
 	}
@@ -138,7 +138,7 @@ func (s *Store) save(lease *Lease, r Run, metrics []Metric, trace []TracePoint, 
 }
 
 // testHookLeaseChecked, when set by a test, runs between a leased write's
-// check of its claim and the write itself.
+// check of its lease and the write itself.
 var testHookLeaseChecked func()
 
 func writeArtifacts(ctx context.Context, tx *sql.Tx, id string, arts []Artifact) error {

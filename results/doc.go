@@ -33,21 +33,32 @@
 //	lease_tokens(id, last)
 //	hyperparameters(run_id, name, idx, value)
 //
-// A claims row says which worker (host, pid) is running a run and when it
-// last said so (heartbeat, Unix ns); Claim takes runs in a write
-// transaction so that workers sharing a database never run one twice, and
-// Statuses reads a running run whose claim is stale or absent as
-// interrupted. Each claim carries a fencing token from the lease_tokens
-// counter, never reused: Claim returns it in a Lease, and SaveLeased and
-// Heartbeat act only while the run's claims row still holds the lease's
-// worker and token, checked inside their own write transaction, so a worker
-// whose claim was taken over (it was suspended past its stale window)
-// writes nothing and learns so (ErrLeaseLost). SaveRun and
-// SaveRunArtifacts write without a lease, for tools and tests. A
-// hyperparameters row is one entry of a fitted hyperparameter in natural
+// # Leases
+//
+// A worker leases a run before running it. A claims row is a lease: which
+// worker (host, pid) is running a run and when it last said so (heartbeat,
+// Unix ns). Store.Lease takes runs in a write transaction so that workers
+// sharing a database never run one twice, and Statuses reads a running run
+// whose lease is stale or absent as interrupted. Each lease carries a
+// fencing token from the lease_tokens counter, never reused: Store.Lease
+// returns it in a Lease, and SaveLeased and Heartbeat act only while the
+// run's claims row still holds the lease's worker and token, checked inside
+// their own write transaction, so a worker whose lease was taken over (it
+// was suspended past its stale window) writes nothing and learns so
+// (ErrLeaseLost). SaveRun and SaveRunArtifacts write without a lease, for
+// tools and tests.
+//
+// The table keeps its name, claims, from before the Go code called them
+// leases: renaming it would be a schema migration that every existing
+// database (and every shard a cluster sweep left) must go through, for no
+// change in what it holds, and hand-written SQL against it would break. In
+// this package's Go code "claim" is not used for it; a paper's claims
+// (the [[claim]] sections a report judges) are package claims.
+//
+// A hyperparameters row is one entry of a fitted hyperparameter in natural
 // units (idx 0 for a scalar, one row per entry of a vector such as ARD
 // lengthscales). Older databases (versions 2 to 4) are read without
-// migration; version 2 has no claims, versions before 5 no
+// migration; version 2 has no leases (claims table), versions before 5 no
 // hyperparameters.
 //
 // and views for hand-written SQL:

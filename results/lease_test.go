@@ -47,8 +47,8 @@ func twoWorkers(t *testing.T, id string) (a, b *Store, wa, wb Worker, la Lease) 
 	}
 	t.Cleanup(func() { b.Close() })
 	wa, wb = NewWorker("ha", 30*time.Millisecond), NewWorker("hb", time.Hour)
-	res, la, err := a.Claim(sampleRun(id), wa, time.Now(), false)
-	if err != nil || res != Claimed {
+	res, la, err := a.Lease(sampleRun(id), wa, time.Now(), false)
+	if err != nil || res != Leased {
 		t.Fatalf("A's claim: %v, %v", res, err)
 	}
 	return a, b, wa, wb, la
@@ -58,8 +58,8 @@ func twoWorkers(t *testing.T, id string) (a, b *Store, wa, wb Worker, la Lease) 
 func takeOver(t *testing.T, b *Store, wb Worker, id string) Lease {
 	t.Helper()
 	time.Sleep(60 * time.Millisecond)
-	res, lb, err := b.Claim(sampleRun(id), wb, time.Now(), false)
-	if err != nil || res != Claimed {
+	res, lb, err := b.Lease(sampleRun(id), wb, time.Now(), false)
+	if err != nil || res != Leased {
 		t.Fatalf("B's takeover of the stale claim: %v, %v", res, err)
 	}
 	return lb
@@ -125,7 +125,7 @@ func TestStolenLeaseWritesNothing(t *testing.T) {
 func TestLeasedWrite(t *testing.T) {
 	s := openTemp(t)
 	w := NewWorker("h", time.Hour)
-	_, l, err := s.Claim(sampleRun("r"), w, time.Now(), false)
+	_, l, err := s.Lease(sampleRun("r"), w, time.Now(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,14 +134,14 @@ func TestLeasedWrite(t *testing.T) {
 	if err := s.SaveLeased(l, r, nil, sampleTrace(3), nil); err != nil {
 		t.Fatalf("running write under a held lease: %v", err)
 	}
-	if cs, _ := s.Claims(nil); len(cs) != 1 {
+	if cs, _ := s.Leases(nil); len(cs) != 1 {
 		t.Errorf("a running write released the claim: %v", cs)
 	}
 	r.Status = StatusDone
 	if err := s.SaveLeased(l, r, sampleMetrics(3), sampleTrace(3), nil); err != nil {
 		t.Fatalf("done write under a held lease: %v", err)
 	}
-	if cs, _ := s.Claims(nil); len(cs) != 0 {
+	if cs, _ := s.Leases(nil); len(cs) != 0 {
 		t.Errorf("claims after the done write: %v", cs)
 	}
 	if n := countRows(t, s, "metrics", "r"); n != 3 {
@@ -160,11 +160,11 @@ func TestLeasedWrite(t *testing.T) {
 // the new holder's claim alone.
 func TestHeartbeatReportsLostLeases(t *testing.T) {
 	a, b, wa, wb, l1 := twoWorkers(t, "r1")
-	_, l2, err := a.Claim(sampleRun("r2"), wa, time.Now(), false)
+	_, l2, err := a.Lease(sampleRun("r2"), wa, time.Now(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, l3, err := a.Claim(sampleRun("r3"), wa, time.Now(), false)
+	_, l3, err := a.Lease(sampleRun("r3"), wa, time.Now(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestHeartbeatReportsLostLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	bClaim := snapshot(t, b, "r1")
-	before, _ := a.Claims([]string{"r2"})
+	before, _ := a.Leases([]string{"r2"})
 	lost, err := a.Heartbeat(wa, []Lease{l1, l2, l3})
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func TestHeartbeatReportsLostLeases(t *testing.T) {
 	if got := snapshot(t, b, "r1"); got != bClaim {
 		t.Errorf("A's heartbeat touched B's claim:\n%s\nnow\n%s", bClaim, got)
 	}
-	after, _ := a.Claims([]string{"r2"})
+	after, _ := a.Leases([]string{"r2"})
 	if !after["r2"].Heartbeat.After(before["r2"].Heartbeat) {
 		t.Errorf("A's own claim was not refreshed: %v then %v", before["r2"].Heartbeat, after["r2"].Heartbeat)
 	}
@@ -198,7 +198,7 @@ func TestLeaseTokensNeverRepeat(t *testing.T) {
 	w := NewWorker("h", time.Hour)
 	var last int64
 	for i := range 3 {
-		_, l, err := s.Claim(sampleRun("r"), w, time.Now(), true)
+		_, l, err := s.Lease(sampleRun("r"), w, time.Now(), true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,8 +210,8 @@ func TestLeaseTokensNeverRepeat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, old, _ := s.Claim(sampleRun("q"), w, time.Now(), false)
-	_, cur, _ := s.Claim(sampleRun("q"), w, time.Now(), false)
+	_, old, _ := s.Lease(sampleRun("q"), w, time.Now(), false)
+	_, cur, _ := s.Lease(sampleRun("q"), w, time.Now(), false)
 	if err := s.SaveLeased(old, sampleRun("q"), nil, nil, nil); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("write under a lease the same worker claimed again: %v, want ErrLeaseLost", err)
 	}
@@ -247,14 +247,14 @@ func TestLeaseCheckAndWriteAreOneTransaction(t *testing.T) {
 		saved <- a.SaveLeased(la, r, sampleMetrics(4), sampleTrace(10), nil)
 	}()
 	<-checked
-	if res, _, err := b.Claim(sampleRun("r1"), wb, since, false); err == nil || !isBusy(err) {
+	if res, _, err := b.Lease(sampleRun("r1"), wb, since, false); err == nil || !isBusy(err) {
 		t.Errorf("takeover while A is between its check and its write: %v, %v; want database locked", res, err)
 	}
 	close(resume)
 	if err := <-saved; err != nil {
 		t.Fatalf("A's write: %v", err)
 	}
-	if res, _, err := b.Claim(sampleRun("r1"), wb, since, false); err != nil || res != Finished {
+	if res, _, err := b.Lease(sampleRun("r1"), wb, since, false); err != nil || res != Finished {
 		t.Errorf("claim after A's write committed: %v, %v; want Finished", res, err)
 	}
 }

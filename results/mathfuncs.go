@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/mattn/go-sqlite3"
+
+	"sgplab/internal/anyconv"
 )
 
 // driverName is go-sqlite3 with the math functions SQLite leaves out unless
@@ -21,7 +23,7 @@ func init() {
 func registerMath(c *sqlite3.SQLiteConn) error {
 	unary := func(f func(float64) float64) func(any) (any, error) {
 		return func(x any) (any, error) {
-			v, ok := asFloat(x)
+			v, ok := anyconv.Float(x)
 			if !ok {
 				return nil, nil // NULL for NULL or text, as SQLite's own functions
 			}
@@ -33,8 +35,8 @@ func registerMath(c *sqlite3.SQLiteConn) error {
 		"exp":  unary(math.Exp),
 		"sqrt": unary(math.Sqrt),
 		"power": func(x, y any) (any, error) {
-			a, ok1 := asFloat(x)
-			b, ok2 := asFloat(y)
+			a, ok1 := anyconv.Float(x)
+			b, ok2 := anyconv.Float(y)
 			if !ok1 || !ok2 {
 				return nil, nil
 			}
@@ -46,15 +48,4 @@ func registerMath(c *sqlite3.SQLiteConn) error {
 		}
 	}
 	return nil
-}
-
-// asFloat reads an SQLite integer or real.
-func asFloat(x any) (float64, bool) {
-	switch v := x.(type) {
-	case int64:
-		return float64(v), true
-	case float64:
-		return v, true
-	}
-	return 0, false
 }

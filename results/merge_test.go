@@ -41,7 +41,8 @@ func runAt(id, status string, finished time.Time) Run {
 
 // stored is one copy of a run for the merge tests: its status, when it
 // finished (relative to t0; ignored for running), its result (rmse) and
-// its train_seconds, a measured metric that differs between executions.
+// its train_seconds, from which the measured metrics (times, load, peak
+// RSS) that differ between executions are made.
 type stored struct {
 	status     string
 	finishedAt time.Duration
@@ -62,7 +63,8 @@ func (c stored) save(t *testing.T, dir, name, id string) string {
 	r.Host = fmt.Sprintf("%s+%v", c.status, c.finishedAt)
 	var m []Metric
 	if c.status != StatusRunning && c.status != StatusInterrupted {
-		m = []Metric{{"rmse", c.rmse}, {"train_seconds", c.secs}, {"iters_per_second", 100 / c.secs}, {"x_load_avg_1m", c.secs / 7}}
+		m = []Metric{{"rmse", c.rmse}, {"train_seconds", c.secs}, {"iters_per_second", 100 / c.secs}, {"x_load_avg_1m", c.secs / 7},
+			{"x_peak_rss_bytes", 1e8 * c.secs}}
 	}
 	path := filepath.Join(dir, name)
 	s, err := Open(path)
@@ -150,7 +152,7 @@ func TestMergeStatusOrder(t *testing.T) {
 			if len(tr) != wantTrace {
 				t.Errorf("trace has %d points, want %d (%s's)", len(tr), wantTrace, c.want)
 			}
-			if want.status == StatusDone && (len(m) != 4 || m[1].Name != "rmse" || m[1].Value != want.rmse) {
+			if want.status == StatusDone && (len(m) != 5 || m[1].Name != "rmse" || m[1].Value != want.rmse) {
 				t.Errorf("metrics = %v, want %s's with rmse %g", m, c.want, want.rmse)
 			}
 		})

@@ -35,12 +35,12 @@ const ExtensionPrefix = "x_"
 
 // IsMeasured reports whether a metric measures the machine rather than the
 // run's result: wall-clock and CPU times (names ending in "_seconds"),
-// rates ("_per_second") and the load average ("x_load_avg…"). Two
-// executions of one run differ in these and agree bitwise in every other
-// metric.
+// rates ("_per_second"), the load average ("x_load_avg…") and the peak
+// resident memory ("x_peak_rss…"). Two executions of one run differ in
+// these and agree bitwise in every other metric.
 func IsMeasured(name string) bool {
 	return strings.HasSuffix(name, "_seconds") || strings.HasSuffix(name, "_per_second") ||
-		strings.HasPrefix(name, ExtensionPrefix+"load_avg")
+		strings.HasPrefix(name, ExtensionPrefix+"load_avg") || strings.HasPrefix(name, ExtensionPrefix+"peak_rss")
 }
 
 // MetricNames returns the stable metric names with their descriptions.

@@ -26,7 +26,7 @@ const statusChunk = 500
 
 // Statuses returns the status of each stored run among ids; ids that are
 // not stored are absent from the map. A run stored as running whose worker
-// is dead (no claim, or a claim whose heartbeat went stale: kill -9, a lost
+// is dead (no lease, or a lease whose heartbeat went stale: kill -9, a lost
 // node) is reported as interrupted.
 func (s *Store) Statuses(ids []string) (map[string]string, error) {
 	out, err := s.storedStatuses(ids)
@@ -42,13 +42,13 @@ func (s *Store) Statuses(ids []string) (map[string]string, error) {
 	if len(running) == 0 {
 		return out, nil
 	}
-	claims, err := s.Claims(running)
+	leases, err := s.Leases(running)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
 	for _, id := range running {
-		if c, ok := claims[id]; !ok || !c.Live(now) {
+		if l, ok := leases[id]; !ok || !l.Live(now) {
 			out[id] = StatusInterrupted
 		}
 	}

@@ -124,11 +124,12 @@ CREATE TABLE artifacts (
 ) WITHOUT ROWID;
 `
 
-// schemaV3 adds claims: several workers (processes, hosts) sweeping one
-// database each claim a run before running it. A claim lives while its
-// worker updates heartbeat; one whose heartbeat is older than its own
-// stale_ms is dead (kill -9, lost node) and may be taken over. Times are
-// Unix nanoseconds, so staleness is one integer comparison.
+// schemaV3 adds leases, in a table named claims (see the package
+// documentation on why it keeps that name): several workers (processes,
+// hosts) sweeping one database each lease a run before running it. A lease
+// lives while its worker updates heartbeat; one whose heartbeat is older
+// than its own stale_ms is dead (kill -9, lost node) and may be taken
+// over. Times are Unix nanoseconds, so staleness is one integer comparison.
 const schemaV3 = `
 CREATE TABLE claims (
 	run_id    TEXT PRIMARY KEY,
@@ -142,11 +143,11 @@ CREATE TABLE claims (
 CREATE INDEX claims_worker ON claims (worker);
 `
 
-// schemaV4 fences claims: every claim gets a token, a number no earlier
-// claim in the database had (lease_tokens counts them), and a worker writes
+// schemaV4 fences leases: every lease gets a token, a number no earlier
+// lease in the database had (lease_tokens counts them), and a worker writes
 // a run only while the run's claims row still carries its worker and token,
 // checked in the write's own transaction. A worker that was suspended
-// (SIGSTOP, Slurm's scontrol suspend) while another took its claim over
+// (SIGSTOP, Slurm's scontrol suspend) while another took its lease over
 // thereby writes nothing when it wakes.
 const schemaV4 = `
 ALTER TABLE claims ADD COLUMN token INTEGER NOT NULL DEFAULT 0;

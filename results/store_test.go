@@ -184,8 +184,8 @@ func TestMarkRunningAndStatuses(t *testing.T) {
 		ids = append(ids, id)
 		switch {
 		case i%600 == 0: // held by a live worker
-			if res, _, err := s.Claim(sampleRun(id), NewWorker("h", time.Hour), time.Now(), false); err != nil || res != Claimed {
-				t.Fatalf("Claim(%s) = %v, %v", id, res, err)
+			if res, _, err := s.Lease(sampleRun(id), NewWorker("h", time.Hour), time.Now(), false); err != nil || res != Leased {
+				t.Fatalf("Lease(%s) = %v, %v", id, res, err)
 			}
 		case i%300 == 0: // marked running without a claim: its worker is gone
 			if err := s.MarkRunning(sampleRun(id)); err != nil {

@@ -19,7 +19,7 @@ type RunRef struct {
 // grids, with its arguments. The grid column holds either the [[grid]] name
 // or "<experiment>/<grid>"; a run whose stored spec names another experiment
 // is never selected, so two configs sharing a database and a grid name do
-// not claim each other's runs.
+// not take each other's runs.
 func gridCond(experiment string, grids []string) (string, []any) {
 	var args []any
 	for _, g := range grids {
@@ -108,7 +108,7 @@ func (s *Store) DeleteRuns(ids []string) (int, error) {
 				deleted += int(n)
 			}
 		}
-		// Claims are not copied by Subset, so they are not in runTables.
+		// Leases (the claims table) are not copied by Subset, so they are not in runTables.
 		if _, err := tx.ExecContext(ctx, "DELETE FROM claims WHERE run_id IN "+in, args...); err != nil {
 			return 0, s.wrap("deleting runs", err)
 		}

@@ -22,6 +22,12 @@ const (
 	RelChangeMetric = results.RelChangeMetric
 )
 
+// StoppedParam is the run parameter (run_params) that says why a done
+// run's optimiser stopped, in the words of optim's Status values
+// ("converged: gradient tolerance", "iteration limit", "stopped: line
+// search made no progress", …), beside x_converged.
+const StoppedParam = "fit.stopped"
+
 // convergence judges a finished fit. A fit converged when its optimiser
 // stopped by its own criterion (FitResult.Status "converged: …": L-BFGS's
 // gradient tolerance or stalled objective, the stop_tol rule) or when

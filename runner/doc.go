@@ -16,6 +16,18 @@
 // before fitting. The declared number of inducing variables (RunSpec.Plan)
 // is what the progress line's ETA costs a run by.
 //
+// # Profiles
+//
+// A config's [profiles.quick] (the only profile besides the implicit full
+// one) replaces grid keys in every grid, [profiles.quick.grids.NAME] in
+// one grid, and skip = true leaves a grid out; its note, which says what
+// the profile reduces, is required and heads every report of it. The
+// profile is part of a run's identity, except that a grid the profile
+// leaves as it is keeps the full profile's runs (same ids): a quick sweep
+// and a later full one share them.
+//
+// # Recipes
+//
 // Fit settings (iterations, optimizer, learning_rate, batch_size, grad_tol,
 // stop_tol) are grid keys and may be set per method in [grid.method.NAME].
 // A grid without iterations runs each method's declared budget
@@ -27,12 +39,15 @@
 // when the methods compared on one dataset (all grids of the file, as the
 // default report draws them) share no kernel family or likelihood.
 //
+// # Run ids
+//
 // Every run is identified by the SHA-256 of its canonical JSON spec (first
 // 16 hex digits), so running a grid again skips what the database already
 // holds as done (resume), shards (Shard) partition a grid deterministically,
 // and merged shard databases never duplicate a run. An optional key left
 // out of a grid (stop_tol, artifacts) is absent from the spec, so adding
-// such a key to the runner leaves existing ids alone (TestRunIDsUnchanged).
+// such a key to the runner leaves existing ids alone (pinned for every
+// config and profile by cmd/sgplab TestDryRunIDsPinned).
 // Method parameters enter the spec with their defaults filled in, so a
 // changed parameter default changes the ids of the runs that rely on it;
 // fit settings a grid leaves to the method do not, so a run whose recipe
@@ -46,18 +61,36 @@
 // phase of the trace, see convergence) in one transaction; stop_tol makes
 // the same rule end the fit early.
 //
-// Runner.Run executes runs with a bounded number of workers. A run that
+// # Running
+//
+// Runner.Run executes runs with a bounded number of workers, the cheapest
+// run of each grid and method first (so the progress line's ETA has
+// measured every kind of run early), the rest in expansion order. A run that
 // fails or panics is recorded as failed with its message and the sweep goes
 // on; a panic on a goroutine of a parallel loop (gp/internal/workers, or
 // any loop with a goroutines.Group) is raised again on the run's goroutine,
-// so it is the run's failure too, with the stack where it began; cancelling the context records the runs in flight as interrupted and
+// so it is the run's failure too, with the stack where it began;
+// cancelling the context records the runs in flight as interrupted and
 // keeps everything finished.
 //
-// Each run is claimed in the store first, and recorded under the claim's
-// lease: processes sharing a database split a grid, take over the runs of
-// a worker whose heartbeat stopped for longer than StaleWindow, and a
-// worker that finds (by heartbeat or at its final write) that its claim was
-// taken over stops the run and records nothing of it.
+// The progress line counts runs done and shows an ETA (progress.go): each
+// run's flops come from its plan (Cost, StepCost, SetupCost: O(N³) exact,
+// O(B M² + M³) sparse, or the method's declared StepFlops and
+// SetupFlops), priced at the machine's flop rate as flop-heavy runs show
+// it, plus a time per step and a time per run outside the fit measured on
+// the finished runs of the same grid and method; a run that may stop
+// before its budget (stop_tol, L-BFGS) is expected to run as many
+// iterations per trained number as the finished runs of its class did.
+// ReplayETA measures the model on a sweep that ran (cmd/etareplay).
+//
+// # Leases
+//
+// Each run is leased in the store first (results.Store.Lease) and recorded
+// under its lease (lease.go): processes sharing a database split a grid,
+// each refreshes its leases every Heartbeat and takes over the runs of a
+// worker whose heartbeat stopped for longer than StaleWindow, and a worker
+// that finds (by heartbeat or at its final write) that its lease was taken
+// over stops the run and records nothing of it.
 //
 // With Runner.Isolate, or a memory limit (MemLimit, the grid's mem_limit),
 // a run runs in a child process of the same binary whose main is

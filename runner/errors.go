@@ -50,7 +50,7 @@ func (es Errors) err() error {
 // The same error found twice (a value checked for each method of a grid)
 // is recorded once.
 func (f *File) errorf(es *Errors, key, format string, args ...any) {
-	e := &Error{File: f.Path, Line: f.lines.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	e := &Error{File: f.Path, Line: f.lines.Line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
 	for _, old := range *es {
 		if *old == *e {
 			return

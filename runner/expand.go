@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"sgplab/internal/anyconv"
 	"sgplab/internal/suggest"
 	"sgplab/methods"
 	"sgplab/results"
@@ -64,6 +65,7 @@ func (f *File) Expand(opt ExpandOptions) (runs []*RunSpec, warnings []string, er
 		return nil, x.warnings, err
 	}
 	x.warnings = append(x.warnings, comparisonWarnings(f.Path, x.runs)...)
+	x.warnings = append(x.warnings, repeatedSizeWarnings(f.Path, x.runs)...)
 	return x.runs, x.warnings, nil
 }
 
@@ -273,7 +275,7 @@ func (x *expander) grid(g *Grid) {
 	for i, u := range used {
 		if !u && len(*x.es) == 0 {
 			k := fmt.Sprintf("%s.exclude[%d]", key, i)
-			x.warnings = append(x.warnings, fmt.Sprintf("%s:%d: %s: exclude matches no run of grid %q", x.f.Path, x.f.lines.line(k), k, g.Name))
+			x.warnings = append(x.warnings, fmt.Sprintf("%s:%d: %s: exclude matches no run of grid %q", x.f.Path, x.f.lines.Line(k), k, g.Name))
 		}
 	}
 	for i, inc := range asArray(raw["include"]) {
@@ -407,7 +409,7 @@ func (x *expander) warnUnswept(s *settings, m methods.Method, dropped map[string
 	}
 	pk := s.key + ".params." + swept[0]
 	msg := fmt.Sprintf("%s:%d: %s: the grid sweeps %s, but method %s follows none of them (%s), so it runs once per dataset and split",
-		x.f.Path, x.f.lines.line(pk), s.key+".params", strings.Join(swept, ", "), m.Name, strings.Join(why, "; "))
+		x.f.Path, x.f.lines.Line(pk), s.key+".params", strings.Join(swept, ", "), m.Name, strings.Join(why, "; "))
 	if !contains(x.warnings, msg) {
 		x.warnings = append(x.warnings, msg)
 	}
@@ -432,104 +434,149 @@ func paramDoc(m methods.Method, name string) *methods.ParamDoc {
 	return nil
 }
 
-// expand produces the runs of one settings layer; keep filters them.
+// expand produces the runs of one settings layer; keep filters them. It
+// validates the layer's keys (layerOf), builds its dataset and method
+// axes, checks what spans them (checkAxes) and, when all is well, runs
+// through their product (runs).
 func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
-	es := x.es
-	n0 := len(*es)
-	f := x.f
-	key := s.key
+	n0 := len(*x.es)
+	l := x.layerOf(s)
+	ds := x.datasetAxes(s)
+	mcs := x.methodAxes(s, l)
+	x.checkAxes(s, l, ds, mcs)
+	if len(*x.es) > n0 || !x.checkSeedsSplits(s, l) {
+		return
+	}
+	x.produce(s, l, ds, mcs, keep)
+}
 
-	methodNames := strs(s.raw["methods"])
-	var ms []methods.Method
-	for _, name := range methodNames {
+// layer is what a settings layer fixes for all its runs.
+type layer struct {
+	methodNames []string
+	ms          []methods.Method // those of methodNames that exist
+	metrics     []string         // extra metrics to record, sorted
+	artifacts   []string         // artifacts to store, sorted
+	timeLimit   time.Duration
+	memLimit    int64
+	tasks       []string // "" is the method's default task
+	splits      []int
+	datasets    []string
+}
+
+// layerOf reads and checks the layer's methods, parameters, metrics,
+// artifacts, limits, tasks and fit settings.
+func (x *expander) layerOf(s *settings) layer {
+	es, f, key := x.es, x.f, s.key
+	l := layer{methodNames: strs(s.raw["methods"])}
+	for _, name := range l.methodNames {
 		m, err := methods.Lookup(name)
 		if err != nil {
 			f.errorf(es, key+".methods", "%v", err)
 			continue
 		}
-		ms = append(ms, m)
+		l.ms = append(l.ms, m)
 	}
 	// Every parameter must belong to at least one of the grid's methods. An
 	// include inherits the grid's parameters, checked against all of its
 	// methods already: it may narrow the methods to some that lack one.
 	for _, k := range sortedKeys(s.params) {
-		if !documentedBy(toList(s.raw["methods"]), k) && len(ms) == len(methodNames) && !strings.Contains(key, "include") {
+		if !documentedBy(toList(s.raw["methods"]), k) && len(l.ms) == len(l.methodNames) && !strings.Contains(key, "include") {
 			f.errorf(es, key+".params."+k, "no method of this grid (%s) has this parameter%s; valid parameters: %s",
-				strings.Join(methodNames, ", "), suggest.Hint(k, paramUnion(ms)), strings.Join(paramUnion(ms), ", "))
+				strings.Join(l.methodNames, ", "), suggest.Hint(k, paramUnion(l.ms)), strings.Join(paramUnion(l.ms), ", "))
 		}
 	}
 	for _, mname := range sortedKeys(s.perMethod) {
-		if !contains(methodNames, mname) && !strings.Contains(key, "include") {
-			f.errorf(es, key+".method."+mname, "override for method %q, which is not in this grid's methods (%s)", mname, strings.Join(methodNames, ", "))
+		if !contains(l.methodNames, mname) && !strings.Contains(key, "include") {
+			f.errorf(es, key+".method."+mname, "override for method %q, which is not in this grid's methods (%s)", mname, strings.Join(l.methodNames, ", "))
 		}
 	}
-	var metricNames []string
 	for _, v := range toList(s.raw["metrics"]) {
 		name := v.(string)
 		if err := results.CheckMetricName(name); err != nil {
 			f.errorf(es, key+".metrics", "%v", err)
 		}
-		metricNames = append(metricNames, name)
+		l.metrics = append(l.metrics, name)
 	}
-	sort.Strings(metricNames)
-	var artifactNames []string
+	sort.Strings(l.metrics)
 	for _, v := range toList(s.raw["artifacts"]) {
 		name, _ := v.(string)
 		if !artifactNameRE.MatchString(name) {
 			f.errorf(es, key+".artifacts", "artifact name %q must be lower-case snake case, e.g. %q (from the runner: %s; others come from the method)", name, ArtifactPredictions, strings.Join(RunnerArtifacts, ", "))
 		}
-		artifactNames = append(artifactNames, name)
+		l.artifacts = append(l.artifacts, name)
 	}
-	sort.Strings(artifactNames)
-	var timeLimit time.Duration
+	sort.Strings(l.artifacts)
 	if tl, ok := s.raw["time_limit"].(string); ok {
-		timeLimit, _ = time.ParseDuration(tl)
+		l.timeLimit, _ = time.ParseDuration(tl)
 	}
-	var memLimit int64
 	if ml, ok := s.raw["mem_limit"].(string); ok {
-		memLimit, _ = ParseBytes(ml)
+		l.memLimit, _ = ParseBytes(ml)
 	}
-	tasks := strs(s.raw["task"])
-	if tasks == nil {
-		tasks = []string{""}
+	l.tasks = strs(s.raw["task"])
+	if l.tasks == nil {
+		l.tasks = []string{""}
 	}
 	for _, k := range methodFitKeys {
 		if v, ok := s.raw[k]; ok {
 			x.checkFitValue(s.key+"."+k, k, v)
 		}
 	}
+	l.splits = ints(s.raw["splits"], 0)
+	l.datasets = strs(s.raw["datasets"])
+	return l
+}
 
-	// Dataset axes.
-	dsKeys := sortedKeys(s.dataset)
-	var dsAxes [][]any
-	for _, k := range dsKeys {
+// datasetAxes are the values of each dataset parameter (keys sorted) and
+// their product.
+type datasetAxes struct {
+	keys   []string
+	combos [][]any
+}
+
+func (x *expander) datasetAxes(s *settings) datasetAxes {
+	d := datasetAxes{keys: sortedKeys(s.dataset)}
+	var axes [][]any
+	for _, k := range d.keys {
 		vals := axisValues(s.dataset[k], false)
 		if len(vals) == 0 {
-			f.errorf(es, key+".dataset."+k, "empty list: the grid would have no runs; give at least one value")
+			x.f.errorf(x.es, s.key+".dataset."+k, "empty list: the grid would have no runs; give at least one value")
 		}
 		for _, v := range vals {
 			if err := checkFinite(v); err != nil {
-				f.errorf(es, key+".dataset."+k, "%v; give a finite number", err)
+				x.f.errorf(x.es, s.key+".dataset."+k, "%v; give a finite number", err)
 			}
 		}
-		dsAxes = append(dsAxes, vals)
+		axes = append(axes, vals)
 	}
-	dsCombos := product(dsAxes)
+	d.combos = product(axes)
+	return d
+}
 
-	// Method parameter axes, per method.
-	type mcombo struct {
-		m      methods.Method
-		params []map[string]any
-		src    map[string]string // parameter → the key that sets it
-		fit    fitAxes
-	}
-	var mcs []mcombo
-	for _, m := range ms {
-		layer := map[string]any{}
+// params is combination c of the dataset parameters.
+func (d datasetAxes) params(c []any) map[string]any { return datasetParams(d.keys, c) }
+
+// methodAxes is a method's parameter combinations, with the key that sets
+// each parameter and its fit axes.
+type methodAxes struct {
+	m      methods.Method
+	params []map[string]any
+	src    map[string]string // parameter → the key that sets it
+	fit    fitAxes
+}
+
+// methodAxes collects, per method of the layer, the parameters that apply
+// to it (grid params, its [method.NAME] overrides, keys outside params),
+// checks each value on its own, and forms their product with the method's
+// defaults filled in. A method with an invalid value gets no combinations.
+func (x *expander) methodAxes(s *settings, l layer) []methodAxes {
+	es, f, key := x.es, x.f, s.key
+	var mcs []methodAxes
+	for _, m := range l.ms {
+		lay := map[string]any{}
 		src := map[string]string{}
 		for k, v := range s.params {
 			if paramDoc(m, k) != nil {
-				layer[k], src[k] = v, key+".params."+k
+				lay[k], src[k] = v, key+".params."+k
 			}
 		}
 		for k, v := range s.perMethod[m.Name] {
@@ -541,7 +588,7 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 					suggest.Hint(k, paramUnion([]methods.Method{m})), strings.Join(paramUnion([]methods.Method{m}), ", "))
 				continue
 			}
-			layer[k], src[k] = v, key+".method."+m.Name+"."+k
+			lay[k], src[k] = v, key+".method."+m.Name+"."+k
 		}
 		for k, v := range s.extra {
 			if paramDoc(m, k) == nil {
@@ -549,18 +596,18 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 					m.Name, k, k, suggest.Hint(k, paramUnion([]methods.Method{m})), strings.Join(paramUnion([]methods.Method{m}), ", "))
 				continue
 			}
-			layer[k], src[k] = v, key+"."+k
+			lay[k], src[k] = v, key+"."+k
 		}
-		dropped := chooseMoreSpecific(m, layer, src)
+		dropped := chooseMoreSpecific(m, lay, src)
 		if !strings.Contains(key, "include") {
 			x.warnUnswept(s, m, dropped)
 		}
-		pkeys := sortedKeys(layer)
+		pkeys := sortedKeys(lay)
 		var axes [][]any
 		bad := false // a value invalid on its own (reported at its key)
 		for _, k := range pkeys {
 			d := paramDoc(m, k)
-			vals := axisValues(layer[k], d.Kind == methods.Floats)
+			vals := axisValues(lay[k], d.Kind == methods.Floats)
 			if len(vals) == 0 {
 				f.errorf(es, src[k], "empty list: the grid would have no runs; give at least one value")
 			}
@@ -572,12 +619,12 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 			}
 			axes = append(axes, vals)
 		}
-		for _, t := range tasks {
+		for _, t := range l.tasks {
 			if t != "" && !m.Supports(methods.Task(t)) {
 				f.errorf(es, key+".task", "method %s does not support task %q", m.Name, t)
 			}
 		}
-		mc := mcombo{m: m, src: src, fit: x.fitLayer(s, m.Name)}
+		mc := methodAxes{m: m, src: src, fit: x.fitLayer(s, m.Name)}
 		for _, c := range product(axes) {
 			p := make(map[string]any, len(pkeys))
 			for i, k := range pkeys {
@@ -592,35 +639,75 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		}
 		mcs = append(mcs, mc)
 	}
-	splits := ints(s.raw["splits"], 0)
-	datasetNames := strs(s.raw["datasets"])
-	for _, dn := range datasetNames {
-		for _, c := range dsCombos {
-			dp := datasetParams(dsKeys, c)
-			x.checkDataset(key, dn, dp, splits)
+	return mcs
+}
+
+// checkAxes checks what spans the axes: every dataset combination and each
+// method's natural-gradient settings.
+func (x *expander) checkAxes(s *settings, l layer, ds datasetAxes, mcs []methodAxes) {
+	for _, dn := range l.datasets {
+		for _, c := range ds.combos {
+			x.checkDataset(s.key, dn, ds.params(c), l.splits)
 		}
 	}
 	for _, mc := range mcs {
 		x.checkNatGrad(s, mc.m, mc.fit)
 	}
-	if len(*es) > n0 {
-		return
-	}
+}
 
-	seeds := ints(s.raw["seeds"], 0)
-	for _, sd := range seeds {
+// checkSeedsSplits reports the first negative seed or split, once the rest
+// of the layer is valid.
+func (x *expander) checkSeedsSplits(s *settings, l layer) bool {
+	for _, sd := range ints(s.raw["seeds"], 0) {
 		if sd < 0 {
-			f.errorf(es, key+".seeds", "must be ≥ 0, got %d", sd)
-			return
+			x.f.errorf(x.es, s.key+".seeds", "must be ≥ 0, got %d", sd)
+			return false
 		}
 	}
-	for _, sp := range splits {
+	for _, sp := range l.splits {
 		if sp < 0 {
-			f.errorf(es, key+".splits", "must be ≥ 0, got %d", sp)
-			return
+			x.f.errorf(x.es, s.key+".splits", "must be ≥ 0, got %d", sp)
+			return false
 		}
 	}
-	source := fmt.Sprintf("%s:%d", f.Path, f.lines.line(key))
+	return true
+}
+
+// fitPoint is one combination of a method's fit axes.
+type fitPoint struct {
+	iterations   int
+	optimizer    string
+	learningRate float64
+	batchSize    int
+	tol          tolerance
+}
+
+// points is the product of the fit axes, in the order runs are produced.
+func (fa fitAxes) points() []fitPoint {
+	var out []fitPoint
+	for _, it := range fa.iterations {
+		for _, opt := range fa.optimizers {
+			for _, lr := range fa.learningRates {
+				for _, bs := range fa.batchSizes {
+					for _, tol := range fa.tolerances {
+						out = append(out, fitPoint{it, opt, lr, bs, tol})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// produce makes the runs of the product of the layer's axes (datasets and
+// their parameters, splits, seeds, methods and their parameters, tasks,
+// fit settings), in that order; keep filters them. The runs a grid keeps
+// are checked as a whole: the method's checks across parameters, then
+// what they need on the dataset (both once per combination).
+func (x *expander) produce(s *settings, l layer, ds datasetAxes, mcs []methodAxes, keep func(*RunSpec) bool) {
+	es, f, key := x.es, x.f, s.key
+	seeds := ints(s.raw["seeds"], 0)
+	source := fmt.Sprintf("%s:%d", f.Path, f.lines.Line(key))
 	type planned struct {
 		plan methods.Plan
 		ok   bool
@@ -631,86 +718,73 @@ func (x *expander) expand(s *settings, keep func(*RunSpec) bool) {
 		ok bool
 	}
 	combos := map[[2]int]checked{}
-	for _, dn := range datasetNames {
-		for ci, c := range dsCombos {
-			dp := datasetParams(dsKeys, c)
+	for _, dn := range l.datasets {
+		for ci, c := range ds.combos {
+			dp := ds.params(c)
 			protocol, _ := dp["protocol"].(string)
 			scaling, _ := dp["scaling"].(string)
 			delete(dp, "protocol")
 			delete(dp, "scaling")
 			dsFiles := x.fileHashes(key+".dataset", "", dp, isDatasetFileParam)
-			for _, split := range splits {
+			for _, split := range l.splits {
 				for _, seed := range seeds {
 					for mi, mc := range mcs {
 						for pi, p := range mc.params {
 							files := x.fileHashes(key+".params", "", p, isMethodFileParam)
 							maps.Copy(files, dsFiles)
-							fa := mc.fit
-							for _, task := range tasks {
-								for _, it := range fa.iterations {
-									for _, opt := range fa.optimizers {
-										for _, lr := range fa.learningRates {
-											for _, bs := range fa.batchSizes {
-												for _, tol := range fa.tolerances {
-													r := &RunSpec{
-														Experiment: f.Name, Grid: s.name, Profile: s.profile,
-														Method: mc.m.Name, Params: p,
-														Dataset: dn, DatasetParams: dp, Protocol: protocol, Scaling: scaling,
-														Split: split, Seed: uint64(seed), Task: task,
-														Iterations: it, Optimizer: opt, LearningRate: lr, BatchSize: bs, GradTol: tol.grad, StopTol: tol.stop,
-														Metrics: metricNames, Artifacts: artifactNames, TimeLimit: timeLimit, MemLimit: memLimit, Source: source,
-														Files: files,
-													}
-													if it == defaultIterations {
-														// The method's default budget, ended at
-														// convergence by its stopping tolerance
-														// unless the grid gives one.
-														def := defaultFit(mc.m, p, methods.FitCase{Task: fitTask(mc.m, task), Minibatch: bs > 0})
-														r.Iterations = def.Iterations
-														if !fa.stopSet {
-															r.StopTol = def.StopTol
-														}
-													}
-													if keep != nil && !keep(r) {
-														continue
-													}
-													// The runs a grid keeps are checked as a
-													// whole: the method's checks across
-													// parameters, then what they need on the
-													// dataset (both once per combination).
-													ck, done := combos[[2]int{mi, pi}]
-													if !done {
-														ck.p, ck.ok = x.checkCombo(key, mc.m, p, mc.src)
-														combos[[2]int{mi, pi}] = ck
-													}
-													if !ck.ok {
-														continue
-													}
-
-													pk := planKey{method: mi, params: pi, dataset: fmt.Sprint(dn, "\x00", ci), batch: bs}
-													pl, done := plans[pk]
-													if !done {
-														pl.plan, pl.ok = x.planRun(key, mc.m, ck.p, mc.src, dn, dp, bs)
-														plans[pk] = pl
-													}
-													if !pl.ok {
-														continue
-													}
-													r.Plan = pl.plan
-													if err := r.seal(); err != nil {
-														f.errorf(es, key, "%v", err)
-														return
-													}
-													if prev, dup := x.seen[r.ID]; dup {
-														f.errorf(es, key, "duplicate run %s (%s): already produced by %s", r.ID, r.Label(), prev)
-														continue
-													}
-													x.seen[r.ID] = f.Path + " " + key
-													x.runs = append(x.runs, r)
-												}
-											}
+							for _, task := range l.tasks {
+								for _, fp := range mc.fit.points() {
+									r := &RunSpec{
+										Experiment: f.Name, Grid: s.name, Profile: s.profile,
+										Method: mc.m.Name, Params: p,
+										Dataset: dn, DatasetParams: dp, Protocol: protocol, Scaling: scaling,
+										Split: split, Seed: uint64(seed), Task: task,
+										Iterations: fp.iterations, Optimizer: fp.optimizer, LearningRate: fp.learningRate, BatchSize: fp.batchSize,
+										GradTol: fp.tol.grad, StopTol: fp.tol.stop,
+										Metrics: l.metrics, Artifacts: l.artifacts, TimeLimit: l.timeLimit, MemLimit: l.memLimit, Source: source,
+										Files: files,
+									}
+									if fp.iterations == defaultIterations {
+										// The method's default budget, ended at
+										// convergence by its stopping tolerance
+										// unless the grid gives one.
+										def := defaultFit(mc.m, p, methods.FitCase{Task: fitTask(mc.m, task), Minibatch: fp.batchSize > 0})
+										r.Iterations = def.Iterations
+										if !mc.fit.stopSet {
+											r.StopTol = def.StopTol
 										}
 									}
+									if keep != nil && !keep(r) {
+										continue
+									}
+									ck, done := combos[[2]int{mi, pi}]
+									if !done {
+										ck.p, ck.ok = x.checkCombo(key, mc.m, p, mc.src)
+										combos[[2]int{mi, pi}] = ck
+									}
+									if !ck.ok {
+										continue
+									}
+									pk := planKey{method: mi, params: pi, dataset: fmt.Sprint(dn, "\x00", ci), batch: fp.batchSize}
+									pl, done := plans[pk]
+									if !done {
+										pl.plan, pl.ok = x.planRun(key, mc.m, ck.p, mc.src, dn, dp, fp.batchSize)
+										plans[pk] = pl
+									}
+									if !pl.ok {
+										continue
+									}
+									r.Plan = pl.plan
+									if err := r.seal(); err != nil {
+										f.errorf(es, key, "%v", err)
+										return
+									}
+									if prev, dup := x.seen[r.ID]; dup {
+										f.errorf(es, key, "duplicate run %s (%s): already produced by %s", r.ID, r.Label(), prev)
+										continue
+									}
+									x.seen[r.ID] = f.Path + " " + key
+									x.runs = append(x.runs, r)
 								}
 							}
 						}
@@ -961,8 +1035,8 @@ func valueIn(got, want any) bool {
 }
 
 func equalValue(a, b any) bool {
-	if fa, ok := number(a); ok {
-		fb, ok := number(b)
+	if fa, ok := anyconv.Float(a); ok {
+		fb, ok := anyconv.Float(b)
 		return ok && fa == fb
 	}
 	la, oka := listOf(a)
@@ -979,22 +1053,6 @@ func equalValue(a, b any) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
-}
-
-// number converts a decoded TOML or JSON number (any integer width or
-// float64) to float64, reporting whether v was a number at all.
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	}
-	return 0, false
 }
 
 func listOf(v any) ([]any, bool) {
@@ -1073,20 +1131,20 @@ func datasetParams(keys []string, c []any) map[string]any {
 func normalize(k methods.Kind, v any) any {
 	switch k {
 	case methods.Float:
-		f, _ := number(v)
+		f, _ := anyconv.Float(v)
 		return f
 	case methods.Int:
-		f, _ := number(v)
+		f, _ := anyconv.Float(v)
 		return int(math.Round(f))
 	case methods.Floats:
 		if l, ok := listOf(v); ok {
 			out := make([]float64, len(l))
 			for i, e := range l {
-				out[i], _ = number(e)
+				out[i], _ = anyconv.Float(e)
 			}
 			return out
 		}
-		f, _ := number(v)
+		f, _ := anyconv.Float(v)
 		return []float64{f}
 	}
 	return v
@@ -1139,7 +1197,7 @@ func floats(v any) []float64 {
 	}
 	var out []float64
 	for _, e := range toList(v) {
-		if n, ok := number(e); ok {
+		if n, ok := anyconv.Float(e); ok {
 			out = append(out, n)
 		}
 	}

@@ -10,11 +10,14 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"sgplab/internal/anyconv"
+	"sgplab/internal/tomlline"
 )
 
 // File is a parsed and structurally validated grid file (experiments/*.toml
 // or paper_configs/*.toml). The runner owns the top-level keys name, title,
-// description, db, profiles and grid; the figures package owns table,
+// description, db, profiles and grid; the report package owns table,
 // figure, claim and report, which are accepted here and not inspected.
 type File struct {
 	Path        string
@@ -25,7 +28,7 @@ type File struct {
 	Profiles    map[string]Profile
 	Grids       []*Grid
 
-	lines lineIndex
+	lines tomlline.Index
 }
 
 // Profile is a named set of overrides (e.g. quick) applied to every grid.
@@ -55,9 +58,9 @@ const (
 )
 
 var (
-	runnerTopKeys  = []string{"name", "title", "description", "db", "profiles", "grid"}
-	figuresTopKeys = []string{"table", "figure", "claim", "report"}
-	nameRE         = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	runnerTopKeys = []string{"name", "title", "description", "db", "profiles", "grid"}
+	reportTopKeys = []string{"table", "figure", "claim", "report"}
+	nameRE        = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 )
 
 // kind is the shape a grid key accepts.
@@ -135,9 +138,9 @@ func Parse(path, src string) (*File, error) {
 		}
 		return nil, Errors{{File: path, Msg: err.Error()}}
 	}
-	f := &File{Path: path, lines: indexLines(src), Profiles: map[string]Profile{}}
+	f := &File{Path: path, lines: tomlline.Scan(src), Profiles: map[string]Profile{}}
 	var es Errors
-	valid := append(append([]string(nil), runnerTopKeys...), figuresTopKeys...)
+	valid := append(append([]string(nil), runnerTopKeys...), reportTopKeys...)
 	for _, k := range sortedKeys(raw) {
 		if !contains(valid, k) {
 			f.errorf(&es, k, "unknown key; valid top-level keys: %s", strings.Join(valid, ", "))
@@ -282,7 +285,7 @@ func (f *File) str(es *Errors, t map[string]any, prefix, k string) string {
 	}
 	s, ok := v.(string)
 	if !ok {
-		f.errorf(es, join(prefix, k), "want a string, got %s", typeName(v))
+		f.errorf(es, tomlline.Join(prefix, k), "want a string, got %s", typeName(v))
 	}
 	return s
 }
@@ -291,7 +294,7 @@ func (f *File) str(es *Errors, t map[string]any, prefix, k string) string {
 func (f *File) checkTable(es *Errors, prefix string, t map[string]any, kinds map[string]kind) {
 	valid := sortedKeys(kinds)
 	for _, k := range sortedKeys(t) {
-		key := join(prefix, k)
+		key := tomlline.Join(prefix, k)
 		kd, ok := kinds[k]
 		if !ok {
 			f.errorf(es, key, "unknown key; valid keys: %s", strings.Join(valid, ", "))
@@ -330,11 +333,11 @@ func (f *File) checkFilter(es *Errors, prefix string, t map[string]any) {
 		switch k {
 		case "method", "split", "seed":
 			if msg := checkKind(map[string]kind{"method": kStrings, "split": kInts, "seed": kInts}[k], v); msg != "" {
-				f.errorf(es, join(prefix, k), "%s", msg)
+				f.errorf(es, tomlline.Join(prefix, k), "%s", msg)
 			}
 			continue
 		case "include", "exclude", "name", "methods", "datasets", "splits", "seeds":
-			f.errorf(es, join(prefix, k), "not allowed here; use method, dataset, split, seed, a fit setting or a parameter name")
+			f.errorf(es, tomlline.Join(prefix, k), "not allowed here; use method, dataset, split, seed, a fit setting or a parameter name")
 			continue
 		case "params", "dataset":
 			if _, ok := v.(map[string]any); ok {
@@ -343,12 +346,12 @@ func (f *File) checkFilter(es *Errors, prefix string, t map[string]any) {
 		}
 		if kd, ok := gridKeys[k]; ok && kd != kTable && kd != kTables && kd != kArray {
 			if msg := checkKind(kd, v); msg != "" {
-				f.errorf(es, join(prefix, k), "%s", msg)
+				f.errorf(es, tomlline.Join(prefix, k), "%s", msg)
 			}
 			continue
 		}
 		if _, ok := v.(map[string]any); ok {
-			f.errorf(es, join(prefix, k), "a parameter value cannot be a table")
+			f.errorf(es, tomlline.Join(prefix, k), "a parameter value cannot be a table")
 		}
 	}
 }
@@ -385,7 +388,7 @@ func checkKind(kd kind, v any) string {
 		}
 	case kFloats:
 		for _, e := range toList(v) {
-			if _, ok := number(e); !ok {
+			if _, ok := anyconv.Float(e); !ok {
 				return "want a number or a list of numbers, got " + typeName(v)
 			}
 		}

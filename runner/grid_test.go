@@ -369,38 +369,3 @@ func TestShard(t *testing.T) {
 		t.Errorf("ParseShard(2/5) = %d, %d, %v", i, n, err)
 	}
 }
-
-func TestLineIndex(t *testing.T) {
-	src := `name = "x"
-arr = [
-  1,
-  "a]",
-]
-[[grid]]
-name = "a"
-[grid.params]
-k = 1
-[[grid.exclude]]
-m = 1
-[[grid]]
-name = "b"
-[[grid.exclude]]
-m = 2
-[[grid.exclude]]
-"quoted.key" = """
-multi
-"""
-after = 1
-`
-	ix := indexLines(src)
-	want := map[string]int{"name": 1, "arr": 2, "grid[0]": 6, "grid[0].params.k": 9, "grid[0].exclude[0].m": 11,
-		"grid[1].name": 13, "grid[1].exclude[0].m": 15, "grid[1].exclude[1].quoted.key": 17, "grid[1].exclude[1].after": 20}
-	for k, l := range want {
-		if got := ix.line(k); got != l {
-			t.Errorf("line(%s) = %d, want %d", k, got, l)
-		}
-	}
-	if got := ix.line("grid[1].exclude[1].nothing"); got != 16 {
-		t.Errorf("ancestor fallback = %d, want 16", got)
-	}
-}

@@ -25,7 +25,7 @@ import (
 // that run only. The child computes and scores the run and streams its
 // progress and result back over a pipe; the parent alone writes the
 // database, under its lease, exactly as for a run in-process. So the
-// child needs no database access, no claim and no heartbeat, a child
+// child needs no database access, no lease and no heartbeat, a child
 // stopped or killed mid-run can hold no database lock, its memory limit
 // bounds the fit and not SQLite, and the trace points streamed before a
 // crash are kept with the failed run.
@@ -54,6 +54,7 @@ type childResult struct {
 	Hyper                      []results.Hyperparameter
 	Provenance                 string
 	Recipe                     *methods.Recipe
+	Stopped                    string // why the optimiser stopped (methods.FitResult.Status)
 }
 
 func init() {
@@ -117,7 +118,7 @@ func ServeChild(in io.Reader, out io.Writer, prepare PrepareFunc) error {
 	if oc.data != nil {
 		res.Provenance = provenanceJSON(oc.data.Provenance, spec.Files)
 	}
-	res.Recipe = oc.recipe
+	res.Recipe, res.Stopped = oc.recipe, oc.fit.Status
 	if oc.err != nil {
 		res.Err = oc.err.Error()
 		var md MissingData
@@ -221,6 +222,7 @@ func (r *Runner) isolated(ctx context.Context, spec *RunSpec, memLimit int64, on
 	if res != nil {
 		oc.provenance, oc.scored = res.Provenance, true
 		oc.metrics, oc.arts, oc.hyper, oc.recipe = res.Metrics, res.Artifacts, res.Hyper, res.Recipe
+		oc.fit.Status = res.Stopped
 		switch {
 		case res.MissingDataset != "":
 			oc.err = missingInChild{res.Err, res.MissingDataset, res.MissingMsg}

@@ -10,13 +10,13 @@ import (
 	"sgplab/results"
 )
 
-// MinHeartbeat is the shortest claim heartbeat a Runner accepts. Every
+// MinHeartbeat is the shortest lease heartbeat a Runner accepts. Every
 // heartbeat is a write transaction: far shorter intervals would keep the
 // database's write lock busy with heartbeats alone.
 const MinHeartbeat = time.Second
 
 // StaleWindow is how long after a worker's last heartbeat other workers
-// may take its claims over:
+// may take its leases over:
 //
 //	stale = 2 × busyTimeout + 4 × heartbeat
 //
@@ -26,14 +26,14 @@ const MinHeartbeat = time.Second
 // the worker can write at all, its heartbeats are at most heartbeat + 2 ×
 // busyTimeout (plus one write) apart, and the three heartbeats more cover
 // scheduling, GC pauses and clock differences between hosts. A busy-timeout
-// wait therefore never makes a live claim look dead. With the defaults (10 s
+// wait therefore never makes a live lease look dead. With the defaults (10 s
 // each) the window is 60 s.
 func StaleWindow(heartbeat, busyTimeout time.Duration) time.Duration {
 	return 2*busyTimeout + 4*heartbeat
 }
 
 // errLeaseLost is the cause with which a run's context is cancelled when a
-// heartbeat finds that another worker took its claim over.
+// heartbeat finds that another worker took its lease over.
 var errLeaseLost = errors.New("lease lost: another worker took this run's claim over")
 
 // leaseSet is the leases of this worker's runs in flight, each with the
@@ -86,10 +86,10 @@ func (s *leaseSet) stop(lost []results.Lease) {
 	}
 }
 
-// heartbeats refreshes this worker's claims every interval until ctx ends,
-// and stops at once each run whose claim it finds taken over. A failed
+// heartbeats refreshes this worker's leases every interval until ctx ends,
+// and stops at once each run whose lease it finds taken over. A failed
 // heartbeat (database locked for longer than the busy timeout) is retried
-// at the next tick; claims only go stale after several missed beats.
+// at the next tick; leases only go stale after several missed beats.
 func (r *Runner) heartbeats(ctx context.Context, w results.Worker, every time.Duration, held *leaseSet) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -105,7 +105,7 @@ func (r *Runner) heartbeats(ctx context.Context, w results.Worker, every time.Du
 	}
 }
 
-// abandoned says that this worker dropped a run whose claim another worker
+// abandoned says that this worker dropped a run whose lease another worker
 // took over, having recorded nothing of it.
 func (p *progress) abandoned(spec *RunSpec) {
 	p.mu.Lock()
@@ -113,7 +113,7 @@ func (p *progress) abandoned(spec *RunSpec) {
 	p.finished++
 	delete(p.current, spec.ID)
 	delete(p.runStarts, spec.ID)
-	p.settle(spec, false, 0, -1)
+	p.settle(spec, false, 0, 0, -1)
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
 	}

@@ -41,11 +41,11 @@ func init() {
 	})
 }
 
-// stealClaim does what a second worker does to a worker that stopped
+// stealLease does what a second worker does to a worker that stopped
 // heartbeating: it finds the claim stale, takes it over and finishes the
 // run with its own metrics and trace. It returns every row of the run as
 // the thief left it.
-func stealClaim(t *testing.T, path, id string) string {
+func stealLease(t *testing.T, path, id string) string {
 	t.Helper()
 	raw, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
 	if err != nil {
@@ -62,8 +62,8 @@ func stealClaim(t *testing.T, path, id string) string {
 	}
 	defer b.Close()
 	rec := results.Run{ID: id, Method: "thief", Dataset: "toy", Status: results.StatusDone, Host: "B"}
-	res, lease, err := b.Claim(rec, results.NewWorker("B", time.Hour), time.Now(), false)
-	if err != nil || res != results.Claimed {
+	res, lease, err := b.Lease(rec, results.NewWorker("B", time.Hour), time.Now(), false)
+	if err != nil || res != results.Leased {
 		t.Fatalf("takeover: %v, %v", res, err)
 	}
 	rec.Finished = time.Now().UTC()
@@ -90,12 +90,12 @@ func rows(t *testing.T, s *results.Store, id string) string {
 	return out.String()
 }
 
-// TestStolenClaimIsAbandoned: a worker whose claim another worker took
+// TestStolenLeaseIsAbandoned: a worker whose claim another worker took
 // over while it was stopped records nothing of that run — whether a
 // heartbeat notices first and stops the run, the fit finishes anyway, or
 // the sweep is interrupted (SIGTERM) — and the other worker's finished run
 // stays as it left it.
-func TestStolenClaimIsAbandoned(t *testing.T) {
+func TestStolenLeaseIsAbandoned(t *testing.T) {
 	for _, c := range []struct {
 		name, method string
 		heartbeat    time.Duration
@@ -131,7 +131,7 @@ func TestStolenClaimIsAbandoned(t *testing.T) {
 				} else {
 					<-started
 				}
-				thief <- stealClaim(t, path, runs[0].ID)
+				thief <- stealLease(t, path, runs[0].ID)
 				if c.interrupt {
 					cancel()
 				}

@@ -42,7 +42,7 @@ func (m *loopPanicModel) Fit(ctx context.Context, d gp.Data, opt methods.FitOpti
 		n, _ := x.Dims()
 		return mat.NewDense(nf, n, nil), nil
 	}
-	if _, err := inference.ComputeStats(d.X, d.Y, nf, phi); err != nil {
+	if _, err := inference.ComputeStats(d.X, d.Y, nf, inference.Allocating(phi)); err != nil {
 		return methods.FitResult{}, err
 	}
 	return m.meanModel.Fit(ctx, d, opt, progress)

@@ -56,7 +56,7 @@ func (x *expander) planRun(key string, m methods.Method, p methods.Params, src m
 		return plan, false
 	}
 	for _, w := range plan.Warnings {
-		msg := fmt.Sprintf("%s:%d: %s: %s: method %s: %s", x.f.Path, x.f.lines.line(key), key, where, m.Name, w)
+		msg := fmt.Sprintf("%s:%d: %s: %s: method %s: %s", x.f.Path, x.f.lines.Line(key), key, where, m.Name, w)
 		if !contains(x.warnings, msg) {
 			x.warnings = append(x.warnings, msg)
 		}

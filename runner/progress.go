@@ -64,20 +64,24 @@ func (s *RunSpec) ShortLabel(swept []string) string {
 	return b.String()
 }
 
-// Cost is a run's expected cost in arbitrary units, for the ETA: the
-// optimiser's iterations (its budget) plus one times StepCost.
+// Cost is a run's expected cost in arbitrary units, for the ETA: its
+// SetupCost plus the optimiser's iterations (its budget) plus one times
+// StepCost.
 func Cost(s *RunSpec, size func(*RunSpec) int) float64 {
-	return float64(s.Iterations+1) * StepCost(s, size)
+	return SetupCost(s, size) + float64(s.Iterations+1)*StepCost(s, size)
 }
 
-// StepCost is the cost of one optimiser iteration of a run, in the ETA's
-// units: the per-iteration cost the method's declaration implies
-// (RunSpec.Plan, or methods.Method.Plan for a spec made without Expand):
-// O(N³) for an exact method, O(B M² + M³) for M inducing variables, B =
-// min(N, BatchSize) the rows a step touches, and O(N) for a method with
-// neither, plus stepOverhead. N is given by size (≤ 0 when unknown: 1000
-// is assumed).
-func StepCost(s *RunSpec, size func(*RunSpec) int) float64 {
+// SetupCost is what a run computes once before its steps, in StepCost's
+// units: the method's Plan.SetupFlops (ΦΦᵀ of a fixed Kuf, say).
+func SetupCost(s *RunSpec, size func(*RunSpec) int) float64 {
+	plan, _ := costPlan(s, size)
+	return plan.SetupFlops
+}
+
+// costPlan is the plan a run is costed by (RunSpec.Plan, or methods.Method
+// .Plan for a spec made without Expand) and its training-set size N from
+// size (1000 when unknown).
+func costPlan(s *RunSpec, size func(*RunSpec) int) (methods.Plan, float64) {
 	n := 0
 	if size != nil {
 		n = size(s)
@@ -85,13 +89,25 @@ func StepCost(s *RunSpec, size func(*RunSpec) int) float64 {
 	if n <= 0 {
 		n = 1000
 	}
-	N := float64(n)
 	plan := s.Plan
 	if plan.M == 0 && !plan.Exact {
 		plan = declaredPlan(s, n)
 	}
+	return plan, float64(n)
+}
+
+// StepCost is the cost of one optimiser iteration of a run, in the ETA's
+// units: the per-iteration cost the method's declaration implies
+// (costPlan): the method's Plan.StepFlops where it declares them, else
+// O(N³) for an exact method, O(B M² + M³) for M inducing variables, B =
+// min(N, BatchSize) the rows a step touches, and O(N) for a method with
+// neither, plus stepOverhead.
+func StepCost(s *RunSpec, size func(*RunSpec) int) float64 {
+	plan, N := costPlan(s, size)
 	per := N
 	switch {
+	case plan.StepFlops > 0:
+		per = plan.StepFlops
 	case plan.Exact:
 		per = N * N * N / 3 // one Cholesky
 	case plan.M > 0:
@@ -142,6 +158,7 @@ type progress struct {
 	finished  int
 	swept     []string
 	step      map[string]float64 // StepCost of each run to do
+	setup     map[string]float64 // and its SetupCost
 	budget    map[string]int     // its iteration budget
 	stops     map[string]bool    // whether it may end before its budget: stop_tol, or L-BFGS's own criteria
 	dataset   map[string]string  // its dataset
@@ -158,15 +175,18 @@ type progress struct {
 	waitMsg   string
 }
 
-// classCost is what the finished runs of a costClass measured: the time a
-// unit of work took (the cost model counts flops, so how many seconds a
-// unit takes depends on the procedure: an MC objective, a closed-form one,
-// a step with no training), and, for runs that stop_tol may end early,
-// which fraction of their budget they ran.
+// classCost is what the finished runs of a costClass measured: the flops
+// and steps they ran and the time their fits took, from which the time a
+// step costs beside its flops (the autodiff tape, the optimiser, an MC
+// objective's sampling) follows; and, for runs that stop_tol may end
+// early, which fraction of their budget they ran.
 type classCost struct {
-	work     float64 // StepCost × (iterations run + 1) of the finished runs
-	timeDone time.Duration
-	fracSum  float64 // Σ iterations run / budget of the finished runs that may stop early
+	flops    float64       // setup + (iterations run + 1) × step flops of the finished runs
+	steps    float64       // Σ (iterations run + 1)
+	timeDone time.Duration // the time their fits took (train_seconds)
+	outside  time.Duration // and the rest of their time: a child process, loading data, predicting
+	runs     int           // how many
+	fracSum  float64       // Σ iterations run / budget of the finished runs that may stop early
 	fracN    int
 	// Σ iterations run and Σ numbers trained of those of them that declare
 	// the latter: iterations per trained number.
@@ -179,11 +199,12 @@ func costClass(s *RunSpec) string { return s.Experiment + "\x00" + s.Grid + "\x0
 
 func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(*RunSpec) int) *progress {
 	p := &progress{w: w, tty: tty, total: len(todo), skipped: skipped, swept: Swept(todo),
-		step: map[string]float64{}, budget: map[string]int{}, stops: map[string]bool{}, trained: map[string]int{}, pending: map[string]bool{},
+		step: map[string]float64{}, setup: map[string]float64{}, budget: map[string]int{}, stops: map[string]bool{}, trained: map[string]int{}, pending: map[string]bool{},
 		dataset: map[string]string{}, absent: map[string]bool{},
 		current: map[string]string{}, runStarts: map[string]time.Time{},
 		class: map[string]string{}, classes: map[string]*classCost{}}
 	for _, s := range todo {
+		p.setup[s.ID] = SetupCost(s, size)
 		p.step[s.ID], p.budget[s.ID], p.trained[s.ID], p.dataset[s.ID] = StepCost(s, size), s.Iterations, s.Plan.Params, s.Dataset
 		p.stops[s.ID] = s.StopTol > 0 || s.Recipe(0, "").Optimizer == optim.LBFGS
 		p.pending[s.ID] = true
@@ -199,46 +220,93 @@ func newProgress(w io.Writer, tty bool, todo []*RunSpec, skipped int, size func(
 	return p
 }
 
-// prefix is "[done/total]" and, once a run finished, the ETA: the work
-// each run still to do is expected to take — StepCost × (iterations + 1),
-// where a run that may end before its budget (stop_tol, or L-BFGS, which
-// stops once converged) is expected to run as many iterations per number
-// it trains as the finished such runs of its class did (else all finished
-// ones: L-BFGS needs a few per number), or, when it declares no count,
-// the fraction of its budget they ran — at its class's time per unit of
-// work, or the time per unit of all finished runs for a class with none
-// yet. Runs of a dataset whose files a run found absent fail at once and
-// cost nothing.
-// (One rate for the whole sweep showed 2 h 20 min halfway through the VOF
-// quick profile, which ended 4 min later: its first grids cost far more
-// time per flop-counted unit than its last; and costing stop_tol runs at
-// their budget overestimated a sweep of default budgets, which stop after
-// 2–40 % of them, 2–4×.)
+// prefix is "[done/total]" and, once a run finished, the ETA: the time
+// each run still to do is expected to take (expectedTime), where a run
+// that may end before its budget (stop_tol, or L-BFGS, which stops once
+// converged) is expected to run as many iterations per number it trains
+// as the finished such runs of its class did (else all finished ones:
+// L-BFGS needs a few per number), or, when it declares no count, the
+// fraction of its budget they ran. Runs of a dataset whose files are
+// absent fail at once and cost nothing.
 func (p *progress) prefix() string {
 	s := fmt.Sprintf("[%d/%d]", p.finished, p.total)
-	if p.all.work > 0 && p.finished < p.total {
-		rate := func(k string) float64 {
-			if c := p.classes[k]; c != nil && c.work > 0 {
-				return float64(c.timeDone) / c.work
-			}
-			return float64(p.all.timeDone) / p.all.work
-		}
-		left := 0.0 // in float: a huge cost must not overflow a Duration
-		for id := range p.pending {
-			if !p.absent[p.dataset[id]] {
-				left += rate(p.class[id]) * p.expectedWork(id)
-			}
-		}
-		for id, t0 := range p.runStarts { // in flight: subtract what they already ran
-			left -= min(float64(time.Since(t0)), rate(p.class[id])*p.expectedWork(id))
-		}
-		s += " ETA " + formatETA(max(left, 0))
+	if p.all.runs > 0 && p.finished < p.total {
+		s += " ETA " + formatETA(p.eta())
 	}
 	return s
 }
 
-// expectedWork is the work run id is expected to do (see prefix).
-func (p *progress) expectedWork(id string) float64 {
+// eta is the expected time of the runs left, in nanoseconds (a float: a
+// huge cost must not overflow a Duration).
+func (p *progress) eta() float64 {
+	left, rate := 0.0, p.flopRate()
+	for id := range p.pending {
+		if !p.absent[p.dataset[id]] {
+			left += p.expectedTime(id, rate)
+		}
+	}
+	for id, t0 := range p.runStarts { // in flight: subtract what they already ran
+		left -= min(float64(time.Since(t0)), p.expectedTime(id, rate))
+	}
+	return max(left, 0)
+}
+
+// expectedTime is how long run id is expected to take, in nanoseconds, at
+// the machine's flop rate (flopRate, found once per ETA): a
+// fit costs a time per step of its own (the autodiff tape, allocations,
+// the optimiser, sampling) plus its flops at the machine's rate, and the
+// run its class's mean time outside the fit (starting the child, loading
+// data, predicting); a class with no finished run is costed at the
+// sweep's. One time per unit of flops, as before, charged small runs'
+// overheads to flops: costed from a first VFF fit with M = 9 (1.4 ms a
+// step, nearly all of it overhead), one with M = 2809 read hours; and
+// runs without training that spent seconds outside their fit set a rate
+// that read 38 h at run 17 of the VOF quick profile's 82.
+func (p *progress) expectedTime(id string, rate float64) float64 {
+	c := p.classes[p.class[id]]
+	if c == nil || c.runs == 0 {
+		c = &p.all
+	}
+	steps := p.expectedIterations(id) + 1
+	flops := p.setup[id] + p.flops(id)*steps
+	return float64(c.outside)/float64(c.runs) + c.perStep(rate)*steps + flops/rate*1e9
+}
+
+// minFlopRate is the flop rate (per second) the ETA assumes until a
+// finished run shows a higher one: well below what BLAS sustains on one
+// core, so an unmeasured large fit is not costed as free.
+const minFlopRate = 1e9
+
+// flopRate is the machine's flop rate as the finished runs show it: the
+// highest flops per second of fit time of a class whose steps run at least
+// 10⁷ flops (where the per-step overhead of about a millisecond is small),
+// at least minFlopRate.
+func (p *progress) flopRate() float64 {
+	rate := minFlopRate
+	for _, c := range p.classes {
+		if c.steps > 0 && c.flops/c.steps >= 1e7 && c.timeDone > 0 {
+			rate = max(rate, c.flops/c.timeDone.Seconds())
+		}
+	}
+	return rate
+}
+
+// perStep is the class's fit time per step beyond its flops at rate, in
+// nanoseconds.
+func (c *classCost) perStep(rate float64) float64 {
+	if c.steps == 0 {
+		return 0
+	}
+	return max(float64(c.timeDone)-c.flops/rate*1e9, 0) / c.steps
+}
+
+// flops is a step's flops of run id: its StepCost without the overhead the
+// ordering of runs adds.
+func (p *progress) flops(id string) float64 { return max(p.step[id]-stepOverhead, 0) }
+
+// expectedIterations is how many iterations run id is expected to run
+// (see prefix).
+func (p *progress) expectedIterations(id string) float64 {
 	budget := float64(p.budget[id])
 	it := budget
 	if p.stops[id] {
@@ -258,7 +326,7 @@ func (p *progress) expectedWork(id string) float64 {
 			it *= p.all.fracSum / float64(p.all.fracN)
 		}
 	}
-	return p.step[id] * (it + 1)
+	return it
 }
 
 // absentData notes that a run found its dataset's files absent: the
@@ -272,7 +340,7 @@ func (p *progress) absentData(spec *RunSpec) {
 // settle takes a finished run out of what is left and, when it is done
 // (iterations run; < 0 unknown: its budget), into its class's and the
 // sweep's measurements.
-func (p *progress) settle(spec *RunSpec, done bool, took time.Duration, iterations int) {
+func (p *progress) settle(spec *RunSpec, done bool, took, fit time.Duration, iterations int) {
 	delete(p.pending, spec.ID)
 	if !done {
 		return
@@ -280,13 +348,18 @@ func (p *progress) settle(spec *RunSpec, done bool, took time.Duration, iteratio
 	if iterations < 0 {
 		iterations = p.budget[spec.ID]
 	}
-	work := p.step[spec.ID] * float64(iterations+1)
+	steps := float64(iterations + 1)
+	flops := p.setup[spec.ID] + p.flops(spec.ID)*steps
+	fit = min(max(fit, 0), took)
 	for _, c := range []*classCost{p.classes[p.class[spec.ID]], &p.all} {
 		if c == nil {
 			continue
 		}
-		c.work += work
-		c.timeDone += took
+		c.flops += flops
+		c.steps += steps
+		c.timeDone += fit
+		c.outside += took - fit
+		c.runs++
 		if p.stops[spec.ID] && p.budget[spec.ID] > 0 {
 			c.fracSum += min(float64(iterations)/float64(p.budget[spec.ID]), 1)
 			c.fracN++
@@ -339,13 +412,16 @@ func (p *progress) finish(spec *RunSpec, rec results.Run, ms []results.Metric) {
 	delete(p.current, spec.ID)
 	took := time.Since(p.runStarts[spec.ID])
 	delete(p.runStarts, spec.ID)
-	iterations := -1
+	iterations, fit := -1, took // a run that reports no fit time counts all of it as fit
 	for _, m := range ms {
-		if m.Name == "iterations" {
+		switch m.Name {
+		case "iterations":
 			iterations = int(m.Value)
+		case "train_seconds":
+			fit = time.Duration(m.Value * float64(time.Second))
 		}
 	}
-	p.settle(spec, rec.Status == results.StatusDone, took, iterations)
+	p.settle(spec, rec.Status == results.StatusDone, took, fit, iterations)
 	var b strings.Builder
 	for _, m := range ms {
 		switch m.Name {
@@ -374,7 +450,7 @@ func (p *progress) byOther(spec *RunSpec, status string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finished++
-	p.settle(spec, false, 0, -1)
+	p.settle(spec, false, 0, 0, -1)
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
@@ -441,4 +517,38 @@ func formatETA(ns float64) string {
 		return "> " + maxETA.String()
 	}
 	return max(time.Duration(ns), 0).Round(time.Second).String()
+}
+
+// probeFirst orders the runs so that the cheapest run of each cost class
+// (by Cost) goes first, the classes in the order they first appear, and the
+// others follow in their expansion order. The ETA then measures every kind
+// of run within the first minutes instead of costing the classes not yet
+// seen at the rate of those that were: the VOF quick profile's Hermite
+// fits, which run 2000–15 000 L-BFGS iterations, come after 40 runs of
+// another kind. Results do not depend on the order runs are made in.
+func probeFirst(todo []*RunSpec, size func(*RunSpec) int) []*RunSpec {
+	cheapest := map[string]int{} // class → index in todo
+	var classes []string
+	for i, s := range todo {
+		k := costClass(s)
+		j, seen := cheapest[k]
+		if !seen {
+			classes = append(classes, k)
+		}
+		if !seen || Cost(s, size) < Cost(todo[j], size) {
+			cheapest[k] = i
+		}
+	}
+	out := make([]*RunSpec, 0, len(todo))
+	first := make(map[int]bool, len(classes))
+	for _, k := range classes {
+		first[cheapest[k]] = true
+		out = append(out, todo[cheapest[k]])
+	}
+	for i, s := range todo {
+		if !first[i] {
+			out = append(out, s)
+		}
+	}
+	return out
 }

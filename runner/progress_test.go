@@ -262,10 +262,14 @@ func TestETAEarlyEnds(t *testing.T) {
 	}
 }
 
-// TestETAStepOverhead: a step costs its flops plus a fixed overhead, so
-// after an SVGP fit with M = 5 took 1 s, the same fit with M = 20 (17×
-// its flops per step) is expected to take about 1.6 s, as the demo's SVGP
-// fits did (0.96 s and 2.9 s for 3000 steps), not 17 s.
+// TestETAStepOverhead: a step costs a time of its own beside its flops,
+// measured on the class's finished runs, and the flops at the machine's
+// rate (minFlopRate until a flop-heavy run measured more). After an SVGP
+// fit with M = 5 and 101 steps took 1 s (nearly all of it per-step
+// overhead), the same fit with M = 20 (300·20² + 20³ flops a step) is
+// expected in 1 s + 101 × 128 000 flops / 10⁹ per s ≈ 1.0 s, not 17 s (the
+// flops ratio); and once a flop-heavy class measured 10¹⁰ flops per
+// second, a fit of 10¹¹ flops in another class is expected in about 10 s.
 func TestETAStepOverhead(t *testing.T) {
 	run := func(id string, m int) *RunSpec {
 		return &RunSpec{ID: id, Experiment: "e", Grid: "g", Method: "svgp", Params: map[string]any{"num_inducing": m},
@@ -275,7 +279,64 @@ func TestETAStepOverhead(t *testing.T) {
 	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{small, large}, 0, func(*RunSpec) int { return 300 })
 	p.runStarts["s"] = time.Now().Add(-time.Second)
 	p.finish(small, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 100}})
-	if got, want := p.prefix(), "[1/2] ETA 2s"; got != want {
+	if got, want := p.prefix(), "[1/2] ETA 1s"; got != want {
 		t.Errorf("prefix %q, want %q", got, want)
+	}
+	heavy := &RunSpec{ID: "h", Experiment: "e", Grid: "heavy", Method: "svgp", Iterations: 9, Optimizer: "adam", Plan: methods.Plan{M: 10, StepFlops: 1e9}}
+	next := &RunSpec{ID: "n", Experiment: "e", Grid: "next", Method: "svgp", Iterations: 9, Optimizer: "adam", Plan: methods.Plan{M: 10, StepFlops: 1e10}}
+	q := newProgress(&bytes.Buffer{}, false, []*RunSpec{heavy, next}, 0, func(*RunSpec) int { return 300 })
+	q.runStarts["h"] = time.Now().Add(-time.Second)
+	q.finish(heavy, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 9}, {Name: "train_seconds", Value: 1}})
+	if got, want := q.prefix(), "[1/2] ETA 10s"; got != want {
+		t.Errorf("after a flop-heavy run: prefix %q, want %q", got, want)
+	}
+}
+
+// TestETAOutsideFit: the time a run spends outside its fit (a child
+// process, loading data, predicting) is a per-run cost, not a rate per
+// unit of work. After an evaluation without training that took 1 s, of
+// which 1 ms was its fit, a 99-iteration fit of another grid is expected
+// to take 1 s + 100 × 1 ms, not 100 × 1 s (the VOF quick profile read 38 h
+// at run 17 of 82 this way).
+func TestETAOutsideFit(t *testing.T) {
+	eval := &RunSpec{ID: "e1", Experiment: "e", Grid: "eval", Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: 0, Plan: methods.Plan{M: 10}}
+	eval2 := &RunSpec{ID: "e2", Experiment: "e", Grid: "eval", Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: 0, Plan: methods.Plan{M: 10}}
+	fit := &RunSpec{ID: "f", Experiment: "e", Grid: "fit", Method: "sgpr", Params: map[string]any{"num_inducing": 10}, Iterations: 99, Optimizer: "adam", Plan: methods.Plan{M: 10}}
+	p := newProgress(&bytes.Buffer{}, false, []*RunSpec{eval, eval2, fit}, 0, func(*RunSpec) int { return 100 })
+	p.runStarts["e1"] = time.Now().Add(-time.Second)
+	p.finish(eval, results.Run{Status: results.StatusDone}, []results.Metric{{Name: "iterations", Value: 0}, {Name: "train_seconds", Value: 0.001}})
+	if got, want := p.prefix(), "[1/3] ETA 2s"; got != want { // e2: 1 s; f: 1 s + 0.1 s
+		t.Errorf("prefix %q, want %q", got, want)
+	}
+}
+
+// TestProbeFirst: the cheapest run of each grid and method goes first, in
+// the order the classes appear; the rest keep their order.
+func TestProbeFirst(t *testing.T) {
+	run := func(id, grid string, iterations int) *RunSpec {
+		return &RunSpec{ID: id, Experiment: "e", Grid: grid, Method: "sgpr", Iterations: iterations, Plan: methods.Plan{M: 10}}
+	}
+	todo := []*RunSpec{run("a1", "a", 50), run("a2", "a", 10), run("a3", "a", 10), run("b1", "b", 5), run("c1", "c", 100), run("c2", "c", 200)}
+	var got []string
+	for _, s := range probeFirst(todo, func(*RunSpec) int { return 100 }) {
+		got = append(got, s.ID)
+	}
+	if want := []string{"a2", "b1", "c1", "a1", "a3", "c2"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}
+
+// TestReplayETA: a replayed sweep of like runs reads the exact time left
+// after every run, and runs without a timing are left out.
+func TestReplayETA(t *testing.T) {
+	run := func(id string) *RunSpec {
+		return &RunSpec{ID: id, Experiment: "e", Grid: "g", Method: "sgpr", Iterations: 9, Optimizer: "adam", Plan: methods.Plan{M: 10}}
+	}
+	todo := []*RunSpec{run("a"), run("b"), run("gone"), run("c")}
+	timing := RunTiming{Took: time.Second, Fit: 600 * time.Millisecond, Iterations: 9, Done: true}
+	got := ReplayETA(todo, func(*RunSpec) int { return 100 }, map[string]RunTiming{"a": timing, "b": timing, "c": timing})
+	want := []ETAPoint{{1, 2 * time.Second, 2 * time.Second}, {2, time.Second, time.Second}, {3, 0, 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("replay %v, want %v", got, want)
 	}
 }

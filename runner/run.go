@@ -86,11 +86,11 @@ type Runner struct {
 	// instead of plain log lines.
 	Out      io.Writer
 	Terminal bool
-	// Heartbeat is how often this worker refreshes its claims (default
+	// Heartbeat is how often this worker refreshes its leases (default
 	// 10s, at least MinHeartbeat); StaleAfter is how long after the last
-	// heartbeat other workers may take a claim over (default and least
+	// heartbeat other workers may take a lease over (default and least
 	// StaleWindow of Heartbeat and the store's busy timeout). Workers
-	// sharing a database claim each run before running it, so N workers on
+	// sharing a database lease each run before running it, so N workers on
 	// one grid split it, and a worker that died (kill -9, lost node) loses
 	// its runs to the others. A worker that was only stopped (SIGSTOP) and
 	// wakes to find a run taken over drops it and writes nothing of it.
@@ -98,11 +98,15 @@ type Runner struct {
 	// Size returns a run's training-set size for the ETA's expected cost
 	// (Cost); nil or ≤ 0 assumes 1000.
 	Size func(*RunSpec) int
+	// Present reports whether a run's dataset files are there (nil: all
+	// are): the ETA costs nothing for the runs of an absent one, which
+	// fail at once.
+	Present func(*RunSpec) bool
 
 	cache datasetCache
 }
 
-// DefaultHeartbeat is the claim heartbeat interval when Runner sets none.
+// DefaultHeartbeat is the lease heartbeat interval when Runner sets none.
 const DefaultHeartbeat = 10 * time.Second
 
 // Summary counts what a Run call did.
@@ -112,7 +116,7 @@ type Summary struct {
 	// during this sweep; OthersFailed how many of them failed.
 	ByOthers, OthersFailed int
 	// Abandoned counts runs this worker dropped, recording nothing,
-	// because another worker took their claims over (this one had been
+	// because another worker took their leases over (this one had been
 	// stopped or cut off for longer than its stale window).
 	Abandoned int
 	Elapsed   time.Duration
@@ -205,9 +209,9 @@ func Pending(store *results.Store, specs []*RunSpec, force bool) ([]*RunSpec, er
 // stops the sweep: runs in flight are recorded as interrupted, and Run
 // returns ErrInterrupted. An error writing to the store stops the sweep.
 //
-// Each run is claimed in the store before it starts (Store.Claim): a run
+// Each run is leased in the store before it starts (Store.Lease): a run
 // another live worker holds is left to it, and once this worker has
-// nothing left to claim it waits, polling every heartbeat, until the runs
+// nothing left to lease it waits, polling every heartbeat, until the runs
 // held by others are finished, taking over any whose worker died. Run
 // therefore returns only when every spec is done or failed (or ctx ends).
 func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
@@ -249,7 +253,15 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	// Finish times are stored with their nanoseconds; a run this sweep
 	// must not repeat is one finished at or after since.
 	since := start.UTC()
+	todo = probeFirst(todo, r.Size)
 	pr := newProgress(out, r.Terminal, todo, sum.Skipped, r.Size)
+	if r.Present != nil {
+		for _, s := range todo {
+			if !r.Present(s) {
+				pr.absent[s.Dataset] = true
+			}
+		}
+	}
 	defer pr.close()
 
 	var mu sync.Mutex
@@ -350,10 +362,10 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 
 // Outcomes of one() besides the stored statuses.
 const (
-	statusHeld          = "held"            // another live worker holds the claim
+	statusHeld          = "held"            // another live worker holds the lease
 	statusByOtherDone   = "by-other-done"   // another worker finished it during this sweep
 	statusByOtherFailed = "by-other-failed" // … and it failed
-	statusAbandoned     = "abandoned"       // another worker took the claim over: nothing recorded
+	statusAbandoned     = "abandoned"       // another worker took the lease over: nothing recorded
 )
 
 // outcome is what the guarded part of a run produced.
@@ -382,8 +394,8 @@ type outcome struct {
 // one executes and records a single run. The returned error is only for
 // failures to record it; the run's own failure is its status, and absent
 // is set when that failure is a dataset's missing files. The run is
-// recorded under its claim's lease: when a heartbeat (leases) or the final
-// write finds the claim taken over, the run is stopped and nothing of it
+// recorded under its lease: when a heartbeat (lease.go) or the final
+// write finds the lease taken over, the run is stopped and nothing of it
 // is written.
 func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results.Worker, since time.Time, leases *leaseSet) (status string, absent MissingData, err error) {
 	rec := results.Run{
@@ -395,13 +407,13 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 	for _, p := range spec.FlatParams() {
 		rec.Params = append(rec.Params, results.Param{Name: p[0], Value: p[1]})
 	}
-	// A crash leaves the run as running with a claim whose heartbeat stops;
+	// A crash leaves the run as running with a lease whose heartbeat stops;
 	// it then reads as interrupted and any worker may take it over.
-	claim, lease, err := r.Store.Claim(rec, w, since, r.Force)
+	got, lease, err := r.Store.Lease(rec, w, since, r.Force)
 	if err != nil {
 		return "", nil, err
 	}
-	switch claim {
+	switch got {
 	case results.HeldByOther:
 		return statusHeld, nil, nil
 	case results.Finished:
@@ -523,6 +535,12 @@ func (r *Runner) one(ctx context.Context, spec *RunSpec, pr *progress, w results
 			rec.Params = append(rec.Params, results.Param{Name: p[0], Value: p[1]})
 		}
 	}
+	if rec.Status == results.StatusDone && oc.fit.Status != "" {
+		// Why the optimiser stopped, beside x_converged: a gradient below
+		// grad_tol, a stalled objective, the budget, the stop rule, or a
+		// line search that could not go on.
+		rec.Params = append(rec.Params, results.Param{Name: StoppedParam, Value: oc.fit.Status})
+	}
 	if err := r.Store.SaveLeased(lease, rec, ms, tr, arts); errors.Is(err, results.ErrLeaseLost) {
 		pr.abandoned(spec)
 		return statusAbandoned, nil, nil
@@ -601,6 +619,11 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		return oc
 	}
 	addExactLML(spec, &oc.fit, model, data.Train)
+	// What the fit used and dropped (a precompute's buffers, the
+	// optimiser's tape) is collected before prediction allocates its
+	// results, which then reuse those pages instead of adding to the
+	// run's peak memory. Marking a heap of float arrays takes milliseconds.
+	runtime.GC()
 	t1 := time.Now()
 	oc.pred, err = model.Predict(data.Test.X)
 	oc.predSecs = time.Since(t1).Seconds()
@@ -609,6 +632,7 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		oc.err = fmt.Errorf("predicting: %w", err)
 		return oc
 	}
+	runtime.GC() // the same for prediction's buffers before scoring
 	if len(spec.Artifacts) > 0 {
 		if oc.arts, err = buildArtifacts(spec, oc, model); err != nil {
 			oc.err = err
@@ -692,6 +716,10 @@ func runMetrics(spec *RunSpec, oc outcome) ([]results.Metric, error) {
 	}
 	if !math.IsNaN(oc.trainCPU) {
 		ms = append(ms, results.Metric{Name: TrainCPUMetric, Value: oc.trainCPU})
+	}
+	// Read after scoring, the run's last allocation.
+	if rss := processPeakRSS(); rss > 0 {
+		ms = append(ms, results.Metric{Name: PeakRSSMetric, Value: rss})
 	}
 	return ms, nil
 }
@@ -808,6 +836,14 @@ const CPUSecondsMetric = "x_cpu_seconds"
 // training cost a Pareto plot of accuracy against cost wants), with the
 // same caveat for several runs in flight.
 const TrainCPUMetric = "x_train_cpu_seconds"
+
+// PeakRSSMetric is the peak resident set size, in bytes, of the process
+// that ran the run (getrusage's ru_maxrss once the run is scored), stored
+// with every run where the OS reports it. In the run's own child process
+// (Runner.Isolate, the default) it covers the dataset's preparation, the
+// fit and the prediction of this run alone; with --isolate=false it is the
+// peak of the whole sweep process so far, an upper bound.
+const PeakRSSMetric = "x_peak_rss_bytes"
 
 func nan() float64 { return math.NaN() }
 

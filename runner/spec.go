@@ -157,8 +157,12 @@ func (s *RunSpec) recipeMark() []string {
 			if b > 0 {
 				batch = "minibatch"
 			}
-			mark = append(mark, fmt.Sprintf("%s, %s: optimizer=%s learning_rate=%s natgrad_step=%s",
-				t, batch, cur.Optimizer, formatValue(cur.LearningRate), formatValue(cur.NatGrad)))
+			m := fmt.Sprintf("%s, %s: optimizer=%s learning_rate=%s natgrad_step=%s",
+				t, batch, cur.Optimizer, formatValue(cur.LearningRate), formatValue(cur.NatGrad))
+			if cur.StopWindow > 0 { // absent unless set, so older marks are unchanged
+				m += " stop_window=" + strconv.Itoa(cur.StopWindow)
+			}
+			mark = append(mark, m)
 		}
 	}
 	if !changed {

@@ -16,9 +16,9 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"sgplab/datasets"
-	"sgplab/figures"
 	"sgplab/gp/ad"
 	"sgplab/methods"
+	"sgplab/report"
 	"sgplab/results"
 	"sgplab/runner"
 )
@@ -220,6 +220,7 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	r := &runner.Runner{Store: store, Prepare: prepareFunc(*dataDir), Env: runner.DefaultEnv(ad.BLASBackend()),
 		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout),
 		Heartbeat: *heartbeat, Size: func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) },
+		Present: func(s *runner.RunSpec) bool { return datasets.Present(s.Dataset, *dataDir) },
 		Isolate: *isolate, MemLimit: memBytes}
 	if r.ChildCommand, err = childCommand(*dataDir); err != nil {
 		return err
@@ -625,7 +626,7 @@ deletes them). Without a database yet, it says what is missing.`, stdout, stderr
 	if err != nil {
 		return err
 	}
-	spec, err := figures.LoadReport(pos[0])
+	spec, err := report.Load(pos[0])
 	if err != nil {
 		return err
 	}
@@ -662,7 +663,7 @@ deletes them). Without a database yet, it says what is missing.`, stdout, stderr
 		dir = filepath.Join("out", f.Name)
 	}
 	start := time.Now()
-	sum, err := figures.Render(spec, store, dir, figures.Options{Profile: *profile, Formats: strings.Split(*formats, ","), Expected: expected})
+	sum, err := report.Render(spec, store, dir, report.Options{Profile: *profile, Formats: strings.Split(*formats, ","), Expected: expected})
 	if err != nil {
 		return err
 	}
@@ -690,8 +691,8 @@ func dbSuffix(db string) string {
 
 // expectedRuns expands f under each profile into the run ids a report on
 // it uses. Expansion warnings are written once.
-func expectedRuns(f *runner.File, profiles []string, stderr io.Writer) (*figures.Expected, error) {
-	e := &figures.Expected{IDs: map[string][]string{}, Datasets: map[string]map[string][]string{}}
+func expectedRuns(f *runner.File, profiles []string, stderr io.Writer) (*report.Expected, error) {
+	e := &report.Expected{IDs: map[string][]string{}, Datasets: map[string]map[string][]string{}}
 	for _, g := range f.Grids {
 		e.Grids = append(e.Grids, g.Name)
 	}

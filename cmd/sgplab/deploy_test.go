@@ -54,7 +54,7 @@ func metricsOf(t *testing.T, db string) map[string]string {
 	}
 	defer st.Close()
 	_, rows, err := st.Query(`SELECT r.id, r.status, group_concat(m.name || '=' || quote(m.value), ' ')
-		FROM runs r LEFT JOIN (SELECT * FROM metrics WHERE name NOT LIKE '%second%' AND name NOT LIKE 'x_load_avg%' ORDER BY name) m ON m.run_id = r.id
+		FROM runs r LEFT JOIN (SELECT * FROM metrics WHERE name NOT LIKE '%second%' AND name NOT LIKE 'x_load_avg%' AND name NOT LIKE 'x_peak_rss%' ORDER BY name) m ON m.run_id = r.id
 		GROUP BY r.id`)
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func init() {
 type cliLoopPanic struct{ cliMean }
 
 func (c *cliLoopPanic) Fit(ctx context.Context, d gp.Data, o methods.FitOptions, p func(methods.Progress)) (methods.FitResult, error) {
-	_, err := inference.ComputeStats(d.X, d.Y, 2, func(*mat.Dense) (*mat.Dense, error) { panic("cli-test-loop-panic: feature map") })
+	_, err := inference.ComputeStats(d.X, d.Y, 2, func(_, _ *mat.Dense) (*mat.Dense, error) { panic("cli-test-loop-panic: feature map") })
 	return methods.FitResult{}, err
 }
 

@@ -20,7 +20,8 @@ import (
 // cliCrash reports three iterations and then dies as mode says, the ways
 // no recover can catch: "kill" sends itself SIGKILL (as the OOM killer
 // does), "segv" SIGSEGV (as a fault in C code raises), "alloc" allocates
-// without end, "hang" never returns; "none" fits normally.
+// without end, "hang" never returns; "none" fits normally, and "hold" does
+// after touching holdBytes of memory.
 type cliCrash struct {
 	cliMean
 	mode string
@@ -29,6 +30,12 @@ type cliCrash struct {
 // allocCap bounds the "alloc" mode, so that a memory limit that does not
 // work fails the test instead of exhausting the machine.
 const allocCap = 2 << 30
+
+// holdBytes is what the "hold" mode keeps resident during its fit.
+const holdBytes = 256 << 20
+
+// held keeps the "hold" mode's memory reachable until its fit returns.
+var held []byte
 
 func (c *cliCrash) Fit(ctx context.Context, d gp.Data, o methods.FitOptions, p func(methods.Progress)) (methods.FitResult, error) {
 	for i := 1; i <= 3; i++ {
@@ -53,6 +60,12 @@ func (c *cliCrash) Fit(ctx context.Context, d gp.Data, o methods.FitOptions, p f
 		return methods.FitResult{}, fmt.Errorf("allocated %d chunks (%d bytes) without reaching the memory limit", len(keep), allocCap)
 	case "hang":
 		select {}
+	case "hold":
+		held = make([]byte, holdBytes)
+		for i := 0; i < len(held); i += 4096 {
+			held[i] = 1
+		}
+		defer func() { held = nil }()
 	}
 	return c.cliMean.Fit(ctx, d, o, func(methods.Progress) {})
 }
@@ -62,7 +75,7 @@ func (c *cliCrash) Predict(x *mat.Dense) (methods.Prediction, error) { return c.
 func init() {
 	methods.Register(methods.Method{Name: "cli-test-crash", Summary: "test double that dies in ways a recover cannot catch",
 		Tasks:  []methods.Task{methods.Regression},
-		Params: []methods.ParamDoc{{Name: "mode", Kind: methods.String, Default: "none", Choices: []string{"none", "kill", "segv", "alloc", "hang"}}},
+		Params: []methods.ParamDoc{{Name: "mode", Kind: methods.String, Default: "none", Choices: []string{"none", "kill", "segv", "alloc", "hang", "hold"}}},
 		New:    func(p methods.Params) (methods.Model, error) { return &cliCrash{mode: p.String("mode")}, nil }})
 }
 
@@ -230,7 +243,7 @@ n_test = 10
 		var b strings.Builder
 		for _, q := range []string{
 			"SELECT id, status, error, provenance FROM runs ORDER BY id",
-			"SELECT run_id, name, value FROM metrics WHERE name NOT LIKE '%seconds%' AND name NOT IN ('x_load_avg_1m', 'iters_per_second') ORDER BY run_id, name",
+			"SELECT run_id, name, value FROM metrics WHERE name NOT LIKE '%seconds%' AND name NOT IN ('x_load_avg_1m', 'iters_per_second', 'x_peak_rss_bytes') ORDER BY run_id, name",
 			"SELECT run_id, seq, iteration, objective, phase FROM traces ORDER BY run_id, seq",
 			"SELECT run_id, name, idx, value FROM hyperparameters ORDER BY run_id, name, idx",
 			"SELECT run_id, converged, rel_change FROM run_convergence WHERE converged IS NOT NULL ORDER BY run_id",
@@ -257,9 +270,62 @@ n_test = 10
 	if a != b {
 		t.Errorf("in-process:\n%s\nisolated:\n%s", a, b)
 	}
-	for _, want := range []string{"lengthscales", "noise_variance", "fit.optimizer lbfgs"} {
+	for _, want := range []string{"lengthscales", "noise_variance", "fit.optimizer lbfgs", "fit.stopped iteration limit"} {
 		if !strings.Contains(b, want) {
 			t.Errorf("isolated run stored no hyperparameter %s:\n%s", want, b)
+		}
+	}
+}
+
+// TestIsolatedPeakRSS: every run stores the peak RSS of its child process
+// (x_peak_rss_bytes), its own and not the sweep's: a run that holds 256 MiB
+// records at least that, the runs beside it (before and after it) much
+// less.
+func TestIsolatedPeakRSS(t *testing.T) {
+	dir := t.TempDir()
+	grid, db := filepath.Join(dir, "g.toml"), filepath.Join(dir, "r.db")
+	const src = `name = "rss"
+[[grid]]
+name = "rss"
+methods = ["cli-test-crash"]
+datasets = ["gp-sample"]
+splits = [0, 1, 2]
+iterations = 1
+[grid.params]
+mode = ["none", "hold"]
+[grid.dataset]
+n = 30
+n_test = 10
+`
+	if err := os.WriteFile(grid, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := sgplab("run", "--db", db, grid); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	st, err := results.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, rows, err := st.Query(`SELECT p.value, m.value FROM runs r JOIN run_params p ON p.run_id = r.id AND p.name = 'mode'
+		LEFT JOIN metrics m ON m.run_id = r.id AND m.name = 'x_peak_rss_bytes' ORDER BY r.started`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d runs stored, want 6", len(rows))
+	}
+	for _, row := range rows {
+		mode := row[0].(string)
+		rss, ok := row[1].(float64)
+		switch {
+		case !ok:
+			t.Errorf("%s: no x_peak_rss_bytes stored", mode)
+		case mode == "hold" && rss < holdBytes:
+			t.Errorf("hold: peak RSS %.0f MiB, want at least the %d MiB it held", rss/(1<<20), holdBytes>>20)
+		case mode == "none" && (rss < 1<<20 || rss > holdBytes/2):
+			t.Errorf("none: peak RSS %.0f MiB, want that of a small child process (a few MiB), not the run beside it", rss/(1<<20))
 		}
 	}
 }

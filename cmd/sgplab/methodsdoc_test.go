@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"sgplab/internal/testhelp"
 	"sgplab/methods"
 )
 
@@ -41,12 +42,8 @@ func TestMethodsPageCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out.String() != string(want) {
-		g, w := strings.Split(out.String(), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < max(len(g), len(w)); i++ {
-			if i >= len(g) || i >= len(w) || g[i] != w[i] {
-				t.Fatalf("docs/methods.md is stale from line %d (make docs regenerates it)", i+1)
-			}
-		}
+		n, _, _ := testhelp.FirstDiff(out.String(), string(want))
+		t.Fatalf("docs/methods.md is stale from line %d (make docs regenerates it)", n)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"sgplab/datasets"
-	"sgplab/figures"
+	"sgplab/report"
 	"sgplab/runner"
 )
 
@@ -32,7 +32,7 @@ func TestPaperConfigsValidate(t *testing.T) {
 					t.Errorf("profile %s expands to no runs", prof)
 				}
 			}
-			if _, err := figures.LoadReport(p); err != nil {
+			if _, err := report.Load(p); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"sgplab/datasets"
+	"sgplab/internal/testhelp"
 )
 
 var updateRunIDs = flag.Bool("update", false, "rewrite testdata/runids from the code as it is")
@@ -86,19 +87,9 @@ func TestDryRunIDsPinned(t *testing.T) {
 					t.Fatalf("%v (a new config: go test ./cmd/sgplab/ -run TestDryRunIDsPinned -update)", err)
 				}
 				if got.String() != string(want) {
-					g, w := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
-					for i := 0; i < max(len(g), len(w)); i++ {
-						var gl, wl string
-						if i < len(g) {
-							gl = g[i]
-						}
-						if i < len(w) {
-							wl = w[i]
-						}
-						if gl != wl {
-							t.Fatalf("line %d: got %q, pinned %q (%d lines, pinned %d)", i+1, gl, wl, len(g), len(w))
-						}
-					}
+					n, gl, wl := testhelp.FirstDiff(got.String(), string(want))
+					t.Fatalf("line %d: got %q, pinned %q (%d lines, pinned %d)", n, gl, wl,
+						strings.Count(got.String(), "\n")+1, strings.Count(string(want), "\n")+1)
 				}
 			})
 		}

@@ -186,8 +186,8 @@ func TestFourWorkersShareAGrid(t *testing.T) {
 	if len(rows) != 1 || rows[0][0] != "done" || rows[0][1].(int64) != 24 {
 		t.Errorf("runs by status %v, want 24 done", rows)
 	}
-	if claims, err := st.Claims(nil); err != nil || len(claims) != 0 {
-		t.Errorf("claims left after the sweep: %v (%v)", claims, err)
+	if leases, err := st.Leases(nil); err != nil || len(leases) != 0 {
+		t.Errorf("leases left after the sweep: %v (%v)", leases, err)
 	}
 	t.Logf("4 workers: runs per process %v", pids)
 }
@@ -253,17 +253,18 @@ func TestKilledWorkerIsReclaimed(t *testing.T) {
 }
 
 // TestRunningWorkerIsNotReclaimed: a live worker's claim is respected,
-// also by a run that lasts longer than the stale window (6 s against 2 ×
-// 100 ms + 4 × 1 s); a second worker waits for it rather than running it
-// too, then exits 0.
+// also by a run that lasts longer than the stale window (9 s against 2 ×
+// 500 ms + 4 × 1 s); a second worker waits for it rather than running it
+// too, then exits 0. (A busy timeout of 100 ms failed the second worker's
+// open on a machine at load 20: the two open the database at once.)
 func TestRunningWorkerIsNotReclaimed(t *testing.T) {
 	dir := t.TempDir()
 	grid, db, log := filepath.Join(dir, "g.toml"), filepath.Join(dir, "r.db"), filepath.Join(dir, "exec.log")
-	slow := strings.NewReplacer(`name = "slow"`, "", `name = "g"`, `name = "slow"`, "iterations = 1", "iterations = 1\n[grid.params]\nsteps = 60").Replace(slowGrid)
+	slow := strings.NewReplacer(`name = "slow"`, "", `name = "g"`, `name = "slow"`, "iterations = 1", "iterations = 1\n[grid.params]\nsteps = 90").Replace(slowGrid)
 	if err := os.WriteFile(grid, []byte(strings.Replace(workGrid, "seeds = [0, 1]", "seeds = [0]", 1)+slow), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	flags := []string{"--heartbeat", "1s", "--busy-timeout", "100ms", "--db", db, grid}
+	flags := []string{"--heartbeat", "1s", "--busy-timeout", "500ms", "--db", db, grid}
 	a := startWorker(t, []string{cliLogEnv + "=" + log}, append([]string{"run", "--jobs", "2"}, flags...)...)
 	b := startWorker(t, []string{cliLogEnv + "=" + log}, append([]string{"run"}, flags...)...)
 	for _, w := range []*worker{a, b} {

@@ -131,7 +131,7 @@ func MulColVec(a, v *Node) *Node {
 	if vr, vc := v.Dims(); vr != r || vc != 1 {
 		panic(fmt.Sprintf("ad.MulColVec: matrix %s and vector %s do not match; want %d×1", shapeOf(a), shapeOf(v), r))
 	}
-	vd := colData(v.val)
+	vd := a.tape.vectorOf(v.val)
 	out := scaleRows(a.tape, a.val, vd)
 	return Custom(out, func(g *mat.Dense) []*mat.Dense {
 		var ga, gv *mat.Dense
@@ -161,7 +161,7 @@ func MulRowVec(a, v *Node) *Node {
 	if vr, vc := v.Dims(); vr != 1 || vc != c {
 		panic(fmt.Sprintf("ad.MulRowVec: matrix %s and vector %s do not match; want 1×%d", shapeOf(a), shapeOf(v), c))
 	}
-	vd := mat.Row(nil, 0, v.val)
+	vd := a.tape.vectorOf(v.val)
 	out := scaleCols(a.tape, a.val, vd)
 	return Custom(out, func(g *mat.Dense) []*mat.Dense {
 		var ga, gv *mat.Dense
@@ -184,7 +184,16 @@ func MulRowVec(a, v *Node) *Node {
 	}, a, v)
 }
 
-func colData(v *mat.Dense) []float64 { return mat.Col(nil, 0, v) }
+// vectorOf returns the entries of the row or column vector v, copied onto
+// the tape's arena (a chunked loop that resets its tape reuses them).
+func (t *Tape) vectorOf(v *mat.Dense) []float64 {
+	r, c := v.Dims()
+	out := t.NewDenseNonZeroed(r, c).RawMatrix().Data
+	if c == 1 {
+		return mat.Col(out, 0, v)
+	}
+	return mat.Row(out, 0, v)
+}
 
 func scaleRows(t *Tape, a *mat.Dense, v []float64) *mat.Dense {
 	r, c := a.Dims()

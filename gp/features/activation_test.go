@@ -92,7 +92,7 @@ func TestActivationKufConverges(t *testing.T) {
 	b := a.set.Bind(tp)
 	kb := a.k.Bind(b, "kern.").(kernels.ZonalBound)
 	kuf := a.f.Bind(b, "feat.").Kuf(kb, tp.Const(x)).Value()
-	xt := kb.AugmentValue(x)
+	xt := kb.AugmentValue(nil, x)
 	z := a.set.Value("feat.directions")
 	for m := 0; m < 4; m++ {
 		zr := z.RawRowView(m)

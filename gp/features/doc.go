@@ -12,9 +12,12 @@
 // inference then avoids a dense Cholesky factorisation. Covariances between
 // two feature sets come from Kuv, by dispatch on the pair (CrossCovariance,
 // then the fallback "v is inducing points: u.Kuf at them"); wrappers expose
-// what they wrap (Wrapper, Unwrap, As). Kuf is differentiable in its inputs
-// for every feature type (the constant fast path is for constant inputs
-// only) and KufChecked reports bad inputs as errors.
+// what they wrap (Wrapper, Unwrap, As). A feature that knows the collapsed
+// bound's trace term tr(Kff − Qff) in closed form offers it
+// (TraceResidual), and the bound then avoids Σk − tr Qff, a difference of
+// two nearly equal sums at large kernel scales. Kuf is differentiable in
+// its inputs for every feature type (the constant fast path is for
+// constant inputs only) and KufChecked reports bad inputs as errors.
 //
 // Interval features live on a box Π_d [a_d, b_d] (IntervalFeature): the
 // variational Fourier features of Hensman, Durrande and Solin (2017)
@@ -37,8 +40,9 @@
 // zonal kernel (kernels.ZonalBound): SphericalHarmonics are the VISH
 // features of Dutordoir, Durrande & Hensman (2020), an orthonormal basis of
 // complete levels of spherical harmonics (package sphere) with a diagonal
-// Kuu = diag(1/λ_ℓ) offered as its precision Λ (KuuStructure), and Phi for
-// the once-only precompute of ΦΦᵀ; Activation are the spherical ReLU and
+// Kuu = diag(1/λ_ℓ) offered as its precision Λ (KuuStructure), Phi for
+// the once-only precompute of ΦΦᵀ, and under a truncated spectral kernel
+// the trace term as Σρ² times the Mercer levels left out; Activation are the spherical ReLU and
 // softplus hidden units of activated SVGP, truncated at L levels in Kuu
 // (eq. 7 of Tiao et al. 2023) and in Kuf alike, whose cross-covariance with
 // inducing points (Kuv) is the units' forward pass at those points.

@@ -161,8 +161,8 @@ func (f *IFF) CheckKernel(k kernels.Kernel) error {
 	return nil
 }
 
-// Phi returns Kuf (M×n) for the rows of x. It is safe for concurrent use
-// and is the inference.FeatureMap of the feature.
+// Phi returns Kuf (M×n) for the rows of x. It is safe for concurrent use;
+// inference.Allocating(Phi) is the inference.FeatureMap of the feature.
 func (f *IFF) Phi(x *mat.Dense) (*mat.Dense, error) {
 	cs, err := f.trig(x)
 	if err != nil {

@@ -56,7 +56,7 @@ func statsFor(b *testing.B, n int) (*inference.Stats, *features.IFF) {
 	if n == 1_000_000 {
 		bigStatsOnce.Do(func() {
 			bigFeat = benchIFF(b, x, 1000)
-			s, err := inference.ComputeStats(x, y, bigFeat.M(), bigFeat.Phi)
+			s, err := inference.ComputeStats(x, y, bigFeat.M(), inference.Allocating(bigFeat.Phi))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func statsFor(b *testing.B, n int) (*inference.Stats, *features.IFF) {
 		return bigStats, bigFeat
 	}
 	f := benchIFF(b, x, 1000)
-	s, err := inference.ComputeStats(x, y, f.M(), f.Phi)
+	s, err := inference.ComputeStats(x, y, f.M(), inference.Allocating(f.Phi))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func BenchmarkIFFPrecompute(b *testing.B) {
 			}
 			b.ReportMetric(float64(f.M()), "M")
 			for i := 0; i < b.N; i++ {
-				if _, err := inference.ComputeStats(x, y, f.M(), f.Phi); err != nil {
+				if _, err := inference.ComputeStats(x, y, f.M(), inference.Allocating(f.Phi)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -154,7 +154,7 @@ func BenchmarkIFFvsSGPRStep(b *testing.B) {
 	f := benchIFF(b, x, 400)
 	m := f.M()
 	b.Run(fmt.Sprintf("iff/M=%d", m), func(b *testing.B) {
-		s, err := inference.ComputeStats(x, y, m, f.Phi)
+		s, err := inference.ComputeStats(x, y, m, inference.Allocating(f.Phi))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -44,7 +44,7 @@ func newIFFModel(t testing.TB, f *features.IFF, kernel string, ls []float64, var
 	if err := s.AddScalar("noise", noise, param.DefaultPositive); err != nil {
 		t.Fatal(err)
 	}
-	stats, err := inference.ComputeStats(x, y, f.M(), f.Phi)
+	stats, err := inference.ComputeStats(x, y, f.M(), inference.Allocating(f.Phi))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -281,8 +281,8 @@ func (f *IntervalFeature) checkInside(x *mat.Dense) error {
 }
 
 // Phi is Kuf = Φ(x), M×n, for inputs inside the box. It does not depend on
-// the hyperparameters and is safe for concurrent use (it serves as the
-// inference.FeatureMap of the precomputed statistics).
+// the hyperparameters and is safe for concurrent use (inference.Allocating
+// of it is the FeatureMap of the precomputed statistics).
 func (f *IntervalFeature) Phi(x *mat.Dense) (*mat.Dense, error) {
 	if x == nil {
 		return nil, fmt.Errorf("features: %s: inputs are nil", f.Name())

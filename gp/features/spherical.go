@@ -3,6 +3,7 @@ package features
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -30,6 +31,9 @@ type SphericalHarmonics struct {
 	basis   *sphere.Basis
 	levelOf []int // level of every feature
 	maxL    int
+	// scratch holds Phi's augmented inputs and radii (*[]float64) for the
+	// next call: the precompute calls it on hundreds of chunks.
+	scratch sync.Pool
 }
 
 // NewSphericalHarmonics returns the harmonics of the levels 0…maxLevel of
@@ -144,11 +148,24 @@ func (f *SphericalHarmonics) Bind(*param.Bound, string) Bound { return spherical
 
 // Phi returns Kuf = ρ^p Φ(x̂) (M×n) for the rows of x with the values of
 // k's weight and bias variances, for precomputing ΦΦᵀ (safe for
-// concurrent use).
-func (f *SphericalHarmonics) Phi(k kernels.ZonalBound, x *mat.Dense) (*mat.Dense, error) {
-	xt := k.AugmentValue(x)
-	n, _ := xt.Dims()
-	rho := make([]float64, n)
+// concurrent use). It writes Kuf into dst when dst is not nil (M×n, its
+// contents arbitrary), as the statistics' inference.FeatureMap does.
+func (f *SphericalHarmonics) Phi(dst *mat.Dense, k kernels.ZonalBound, x *mat.Dense) (*mat.Dense, error) {
+	n, _ := x.Dims()
+	if dst == nil {
+		dst = mat.NewDense(f.basis.M(), n, nil)
+	} else if r, c := dst.Dims(); r != f.basis.M() || c != n {
+		return nil, fmt.Errorf("features: spherical harmonics: Kuf of %d inputs into a %d×%d matrix, want %d×%d", n, r, c, f.basis.M(), n)
+	}
+	d := k.SphereDim()
+	buf, _ := f.scratch.Get().(*[]float64)
+	if buf == nil || cap(*buf) < n*(d+1) {
+		b := make([]float64, n*(d+1))
+		buf = &b
+	}
+	defer f.scratch.Put(buf)
+	xt := k.AugmentValue(mat.NewDense(n, d, (*buf)[:n*d]), x)
+	rho := (*buf)[n*d : n*(d+1)]
 	for i := 0; i < n; i++ {
 		row := xt.RawRowView(i)
 		r := math.Sqrt(dotRow(row, row))
@@ -164,9 +181,8 @@ func (f *SphericalHarmonics) Phi(k kernels.ZonalBound, x *mat.Dense) (*mat.Dense
 	for i, r := range rho {
 		rho[i] = math.Pow(r, float64(p))
 	}
-	phi := mat.NewDense(f.basis.M(), n, nil)
-	f.basis.EvalScaledInto(phi, xt, rho)
-	return phi, nil
+	f.basis.EvalScaledInto(dst, xt, rho)
+	return dst, nil
 }
 
 func dotRow(a, b []float64) float64 {
@@ -231,13 +247,68 @@ func (b sphericalBound) Kuf(k kernels.Bound, x *ad.Node) *ad.Node {
 	return phi
 }
 
+// seriesLevels is implemented by zonal kernels that are their Mercer series
+// truncated at a finite number of levels (the spectral sphere-* kernels):
+// SeriesLevels is that number, or 0 when the series does not end.
+type seriesLevels interface{ SeriesLevels() int }
+
+// TraceResidual is the collapsed bound's trace term without cancellation.
+// With Kuu = diag(1/λ_{ℓ(m)}) and Kuf[m, n] = ρ_n^p φ_m(x̂_n), the
+// addition theorem Σ_{m in level ℓ} φ_m(x̂)² = N(d,ℓ)/Ω_{d−1} gives
+//
+//	Q_nn = ρ_n^{2p} Σ_m λ_{ℓ(m)} φ_m(x̂_n)² = ρ_n^{2p} Σ_{ℓ∈F} λ_ℓ N(d,ℓ)/Ω_{d−1}
+//
+// for the set F of levels used, and a kernel that is its Mercer series
+// truncated at T levels has k(x_n, x_n) = ρ_n^{2p} s(1) with
+// s(1) = Σ_{ℓ<T} λ_ℓ N(d,ℓ)/Ω_{d−1}, so
+//
+//	tr(Kff − Qff) = (Σ_n ρ_n^{2p}) · Σ_{ℓ<T, ℓ∉F} λ_ℓ N(d,ℓ)/Ω_{d−1},
+//
+// a product of sums of positive terms, accurate to rounding relative to
+// itself however large k(x, x) is. Σ_n ρ_n^{2p} = Σ_n k(x_n, x_n)/s(1)
+// (kernels.DiagSum: cached while the weight and bias variances are
+// fixed). A kernel whose series does not end (chordal, arc-cosine) has no
+// finite sum of the levels left out: false.
+func (b sphericalBound) TraceResidual(t *ad.Tape, k kernels.Bound, x *mat.Dense) (*ad.Node, bool) {
+	zk, ok := k.(kernels.ZonalBound)
+	if !ok || zk.SphereDim() != b.f.basis.Dim() {
+		return nil, false
+	}
+	s, ok := k.(seriesLevels)
+	if !ok || s.SeriesLevels() < 1 {
+		return nil, false
+	}
+	levels := s.SeriesLevels()
+	lam, err := zk.Coefficients(levels - 1)
+	if err != nil {
+		return nil, false
+	}
+	d := zk.SphereDim()
+	left := mat.NewDense(levels, 1, nil) // N(d,ℓ)/Ω for the levels left out
+	for l := 0; l < levels; l++ {
+		left.Set(l, 0, sphere.MercerWeight(d, l))
+	}
+	for _, l := range b.f.basis.Levels() {
+		if l < levels {
+			left.Set(l, 0, 0)
+		}
+	}
+	tail := ad.MatMulTA(t.Const(left), lam)
+	radial := ad.DivScalar(kernels.DiagSum(t, k, x), zk.ShapeAtOne())
+	return ad.Mul(radial, tail), true
+}
+
 // harmonics records Φ(x̂) (M×n) for the rows of xh on the tape.
 func harmonics(basis *sphere.Basis, xh *ad.Node) *ad.Node {
 	xv := xh.Value()
-	phi, err := basis.Eval(xv)
-	if err != nil {
-		panic(err.Error())
+	n, d := xv.Dims()
+	if d != basis.Dim() {
+		panic(fmt.Sprintf("features: spherical harmonics: points have %d coordinates, the basis is on S^%d ⊂ R^%d", d, basis.Dim()-1, basis.Dim()))
 	}
+	// On the tape's arena: a tape reset between the chunks of a prediction
+	// reuses Φ instead of leaving M×n of garbage per chunk.
+	phi := xh.Tape().NewDenseNonZeroed(basis.M(), n) // EvalInto sets every entry
+	basis.EvalInto(phi, xv)
 	return ad.Custom(phi, func(g *mat.Dense) []*mat.Dense {
 		if !xh.NeedsGrad() {
 			return []*mat.Dense{nil}
@@ -269,4 +340,5 @@ func gatherRows(v *ad.Node, idx []int) *ad.Node {
 var (
 	_ DiagonalKuu   = sphericalBound{}
 	_ StructuredKuu = sphericalBound{}
+	_ TraceResidual = sphericalBound{}
 )

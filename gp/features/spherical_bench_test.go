@@ -91,12 +91,12 @@ func BenchmarkVISHHarmonics(b *testing.B) {
 		kb := k.Bind(s.Bind(ad.NewTape()), "kern.").(kernels.ZonalBound)
 		b.Run(fmt.Sprintf("eval/M=%d", f.M()), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := f.Phi(kb, x); err != nil {
+				if _, err := f.Phi(nil, kb, x); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
-		phi, _ := f.Phi(kb, x)
+		phi, _ := f.Phi(nil, kb, x)
 		m := f.M()
 		p := make([]float64, m*m)
 		b.Run(fmt.Sprintf("syrk/M=%d", m), func(b *testing.B) {
@@ -119,7 +119,7 @@ func BenchmarkVISHPrecompute(b *testing.B) {
 			kb := k.Bind(s.Bind(ad.NewTape()), "kern.").(kernels.ZonalBound)
 			b.Run(fmt.Sprintf("N=%d/M=%d", n, f.M()), func(b *testing.B) {
 				for b.Loop() {
-					if _, err := inference.ComputeStats(x, y, f.M(), func(xc *mat.Dense) (*mat.Dense, error) { return f.Phi(kb, xc) }); err != nil {
+					if _, err := inference.ComputeStats(x, y, f.M(), func(dst, xc *mat.Dense) (*mat.Dense, error) { return f.Phi(dst, kb, xc) }); err != nil {
 						b.Fatal(err)
 					}
 					_ = kernels.DiagSum(ad.NewTape(), kb, x)
@@ -136,7 +136,7 @@ func BenchmarkVISHStep(b *testing.B) {
 	for _, L := range []int{3, 4} {
 		k, s, f := vishBench(b, L)
 		kb0 := k.Bind(s.Bind(ad.NewTape()), "kern.").(kernels.ZonalBound)
-		stats, err := inference.ComputeStats(x, y, f.M(), func(xc *mat.Dense) (*mat.Dense, error) { return f.Phi(kb0, xc) })
+		stats, err := inference.ComputeStats(x, y, f.M(), func(dst, xc *mat.Dense) (*mat.Dense, error) { return f.Phi(dst, kb0, xc) })
 		if err != nil {
 			b.Fatal(err)
 		}

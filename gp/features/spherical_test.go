@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -81,7 +82,7 @@ func TestVISHCollapsedMatchesSGPR(t *testing.T) {
 		v := newVishSetup(t, c.kernel, 3, kernels.Options{Variance: 1.3, Lengthscales: []float64{0.8}, WeightVariances: []float64{0.7}, BiasVariance: 1.1}, 0.05)
 		f := v.features(t, c.levels)
 		kb0, _ := v.bind(ad.NewTape())
-		stats, err := inference.ComputeStats(x, y, f.M(), func(xc *mat.Dense) (*mat.Dense, error) { return f.Phi(kb0, xc) })
+		stats, err := inference.ComputeStats(x, y, f.M(), func(dst, xc *mat.Dense) (*mat.Dense, error) { return f.Phi(dst, kb0, xc) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,6 +110,57 @@ func TestVISHCollapsedMatchesSGPR(t *testing.T) {
 		if kd := ad.Sum(kb.Diag(tp.Const(x))).Scalar(); math.Abs(kd-kernels.DiagSum(tp, kb, x).Scalar()) > 1e-12*kd {
 			t.Errorf("%s: Σ k(x,x) = %v, DiagSum %v", c.kernel, kd, kernels.DiagSum(tp, kb, x).Scalar())
 		}
+	}
+}
+
+// TestVISHPhiInto: Phi writes into the matrix it is offered, whatever that
+// held, bitwise what it returns when it allocates, and a call with the
+// matrix given (the precompute's every chunk) allocates next to nothing:
+// its scratch and the basis's are reused from call to call.
+func TestVISHPhiInto(t *testing.T) {
+	const n = 3000
+	x, _ := vishData(n, 3, 3)
+	other, _ := vishData(n/2, 3, 4)
+	v := newVishSetup(t, "sphere-matern32", 3, kernels.Options{Variance: 1.3, Lengthscales: []float64{0.8}, WeightVariances: []float64{0.7}, BiasVariance: 1.1}, 0.05)
+	f := v.features(t, 4)
+	kb, _ := v.bind(ad.NewTape())
+	want, err := f.Phi(nil, kb, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Phi(nil, kb, other); err != nil { // other contents in the scratch
+		t.Fatal(err)
+	}
+	dst := mat.NewDense(f.M(), n, nil)
+	for i := range dst.RawMatrix().Data {
+		dst.RawMatrix().Data[i] = math.NaN()
+	}
+	got, err := f.Phi(dst, kb, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != dst {
+		t.Fatal("Phi did not write into the matrix it was offered")
+	}
+	for i, w := range want.RawMatrix().Data {
+		if math.Float64bits(got.RawMatrix().Data[i]) != math.Float64bits(w) {
+			t.Fatalf("entry %d: %v written into dst, %v allocated", i, got.RawMatrix().Data[i], w)
+		}
+	}
+	if _, err := f.Phi(mat.NewDense(f.M(), n-1, nil), kb, x); err == nil {
+		t.Error("a destination of the wrong shape was accepted")
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const calls = 20
+	for range calls {
+		if _, err := f.Phi(dst, kb, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per, phi := (after.TotalAlloc-before.TotalAlloc)/calls, uint64(8*f.M()*n); per > phi/20 {
+		t.Errorf("Phi into a given matrix allocated %d bytes per call; Φ itself is %d", per, phi)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"sgplab/gp/kernels"
 	"sgplab/gp/likelihoods"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // benchModel declares an SE-ARD kernel, noise and inducing points on D = 8
@@ -24,12 +25,12 @@ import (
 func benchModel(b *testing.B, n, m int) (*param.Set, kernels.Kernel, *features.InducingPoints, *mat.Dense, []float64) {
 	const d = 8
 	rng := rand.New(rand.NewPCG(1, uint64(n+m)))
-	x := randMat(rng, n, d, 1)
+	x := testhelp.RandMat(rng, n, d, 1)
 	y := make([]float64, n)
 	for i := range y {
 		y[i] = rng.NormFloat64()
 	}
-	s, k, f := declareSE(b, d, 2, 0.1, randMat(rng, m, d, 1))
+	s, k, f := declareSE(b, d, 2, 0.1, testhelp.RandMat(rng, m, d, 1))
 	return s, k, f, x, y
 }
 
@@ -176,9 +177,9 @@ func BenchmarkSGPRGram(b *testing.B) {
 				if testing.Short() && n == 100_000 {
 					b.Skip("N = 10⁵ skipped with -short")
 				}
-				kuf := randMat(rng, m, n, 1)
-				y := randMat(rng, n, 1, 1).RawMatrix().Data
-				w := randMat(rng, m, m+1, 1)
+				kuf := testhelp.RandMat(rng, m, n, 1)
+				y := testhelp.RandMat(rng, n, 1, 1).RawMatrix().Data
+				w := testhelp.RandMat(rng, m, m+1, 1)
 				b.ResetTimer()
 				cpu0 := cpuSeconds()
 				for b.Loop() {

@@ -13,6 +13,7 @@ import (
 	"sgplab/gp/kernels"
 	"sgplab/gp/likelihoods"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // twoBlock is a SOLVE-GP problem: inducing points zu (block u) and zv
@@ -25,7 +26,7 @@ type twoBlock struct {
 func newTwoBlock(seed uint64) *twoBlock {
 	p := newProblem(seed, 25, 2, 0.3)
 	rng := rand.New(rand.NewPCG(seed, 99))
-	tb := &twoBlock{problem: p, zu: randMat(rng, 5, 2, 1), zv: randMat(rng, 4, 2, 1)}
+	tb := &twoBlock{problem: p, zu: testhelp.RandMat(rng, 5, 2, 1), zv: testhelp.RandMat(rng, 4, 2, 1)}
 	must(p.set.Add("zu", tb.zu, param.Identity{}))
 	must(p.set.Add("zv", tb.zv, param.Identity{}))
 	for _, blk := range []struct {
@@ -142,12 +143,12 @@ func TestBlockELBOSolveGP(t *testing.T) {
 			tb := newTwoBlock(3)
 			want := tb.naiveSolveGP(meanOnly)
 			got := evaluate(t, tb.set, tb.elbo(false, meanOnly))
-			if e := relErr(got, want); e > 1e-10 {
+			if e := testhelp.RelErr(got, want); e > 1e-10 {
 				t.Errorf("two-block ELBO %.15g, naive SOLVE-GP %.15g (rel %.2g)", got, want, e)
 			}
 			tb.whitenBlocks(t)
 			got = evaluate(t, tb.set, tb.elbo(true, meanOnly))
-			if e := relErr(got, want); e > 1e-9 {
+			if e := testhelp.RelErr(got, want); e > 1e-9 {
 				t.Errorf("whitened two-block ELBO %.15g, naive SOLVE-GP %.15g (rel %.2g)", got, want, e)
 			}
 		})
@@ -166,7 +167,7 @@ func TestBlockELBOODVGPIsSOLVEGPAtPriorCovariance(t *testing.T) {
 	svv.Sub(seMatrix(tb.zv, tb.zv, tb.vari, tb.ls), &svv)
 	must(tb.set.SetValue("qv_sqrt", cholesky(t, &svv)))
 	full := evaluate(t, tb.set, tb.elbo(false, false))
-	if e := relErr(meanOnly, full); e > 1e-11 {
+	if e := testhelp.RelErr(meanOnly, full); e > 1e-11 {
 		t.Errorf("mean-only block %.15g, full block at C = S_vv %.15g", meanOnly, full)
 	}
 }
@@ -186,7 +187,7 @@ func TestBlockELBOGradient(t *testing.T) {
 // feature set equal the tape marginals at the same inputs.
 func TestBlockPosteriorMatchesMarginals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
-	xs := randMat(rng, 7, 2, 1.5)
+	xs := testhelp.RandMat(rng, 7, 2, 1.5)
 	for _, whiten := range []bool{false, true} {
 		for _, meanOnly := range []bool{false, true} {
 			t.Run(fmt.Sprintf("whiten=%v/meanOnly=%v", whiten, meanOnly), func(t *testing.T) {
@@ -212,10 +213,10 @@ func TestBlockPosteriorMatchesMarginals(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i := range mean {
-					if e := relErr(mean[i], mu.Value().At(i, 0)); e > 1e-10 {
+					if e := testhelp.RelErr(mean[i], mu.Value().At(i, 0)); e > 1e-10 {
 						t.Errorf("mean[%d]: posterior %.15g, marginals %.15g", i, mean[i], mu.Value().At(i, 0))
 					}
-					if e := relErr(variance[i], v.Value().At(i, 0)); e > 1e-10 {
+					if e := testhelp.RelErr(variance[i], v.Value().At(i, 0)); e > 1e-10 {
 						t.Errorf("variance[%d]: posterior %.15g, marginals %.15g", i, variance[i], v.Value().At(i, 0))
 					}
 				}
@@ -234,7 +235,7 @@ func TestBlockELBOStructuredFirstBlock(t *testing.T) {
 	vff, err := features.NewVFF(k, []features.Interval{{A: -0.5, B: 1.5}}, 4, features.Kronecker, false)
 	must(err)
 	rng := rand.New(rand.NewPCG(8, 8))
-	x := randMat(rng, 20, 1, 0.4)
+	x := testhelp.RandMat(rng, 20, 1, 0.4)
 	y := make([]float64, 20)
 	for i := range y {
 		y[i] = math.Sin(4*x.At(i, 0)) + 0.1*rng.NormFloat64()

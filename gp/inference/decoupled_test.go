@@ -14,6 +14,7 @@ import (
 	"sgplab/gp/likelihoods"
 	"sgplab/gp/optim"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // decProblem is a small decoupled model with an SE kernel: data x, y, base
@@ -27,10 +28,10 @@ type decProblem struct {
 func newDecProblem(seed uint64, n, d, m, k int) *decProblem {
 	p := newProblem(seed, n, d, 0.1)
 	rng := rand.New(rand.NewPCG(seed, 11))
-	dp := &decProblem{problem: p, z: randMat(rng, m, d, 1), w: &mat.Dense{}}
+	dp := &decProblem{problem: p, z: testhelp.RandMat(rng, m, d, 1), w: &mat.Dense{}}
 	dp.mu, dp.lu = randomQ(rng, m)
 	if k > 0 {
-		dp.w = randMat(rng, k, d, 1.2)
+		dp.w = testhelp.RandMat(rng, k, d, 1.2)
 		dp.mv, dp.lv = randomQ(rng, k)
 	}
 	return dp
@@ -158,7 +159,7 @@ func TestDecoupledMatchesNaive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := relErr(got.Scalar(), want); e > 1e-10 {
+	if e := testhelp.RelErr(got.Scalar(), want); e > 1e-10 {
 		t.Errorf("ELBO %.14g, naive %.14g (rel %.2g)", got.Scalar(), want, e)
 	}
 	if info.Jitter != 0 {
@@ -181,7 +182,7 @@ func TestDecoupledMatchesNaive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := relErr(got.Scalar(), want); e > 1e-9 {
+		if e := testhelp.RelErr(got.Scalar(), want); e > 1e-9 {
 			t.Errorf("whitened u=%v v=%v: ELBO %.14g, naive %.14g (rel %.2g)", c.wu, c.wv, got.Scalar(), want, e)
 		}
 	}
@@ -191,7 +192,7 @@ func TestDecoupledMatchesNaive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := relErr(kl.Scalar(), klu+klv); e > 1e-10 {
+	if e := testhelp.RelErr(kl.Scalar(), klu+klv); e > 1e-10 {
 		t.Errorf("KL %.14g, naive %.14g", kl.Scalar(), klu+klv)
 	}
 }
@@ -201,7 +202,7 @@ func TestDecoupledMatchesNaive(t *testing.T) {
 func TestDecoupledVarianceDecomposition(t *testing.T) {
 	p := newDecProblem(2, 20, 2, 6, 5)
 	rng := rand.New(rand.NewPCG(5, 5))
-	xs := randMat(rng, 40, 2, 1.5)
+	xs := testhelp.RandMat(rng, 40, 2, 1.5)
 	mean, cov, _, _ := naiveSOLVE(p, xs)
 	tape := ad.NewTape()
 	qu, qv := p.full(tape)
@@ -249,7 +250,7 @@ func TestDecoupledVarianceDecomposition(t *testing.T) {
 func TestDecoupledIdentities(t *testing.T) {
 	p := newDecProblem(4, 25, 2, 5, 4)
 	rng := rand.New(rand.NewPCG(9, 9))
-	a := randMat(rng, 4, 1, 0.7)
+	a := testhelp.RandMat(rng, 4, 1, 0.7)
 	se := func(x, z *mat.Dense) *mat.Dense { return seMatrix(x, z, p.vari, p.ls) }
 	svv := sub(se(p.w, p.w), mul(se(p.w, p.z), inv(se(p.z, p.z)), se(p.z, p.w)))
 	lv := cholesky(t, svv)
@@ -270,7 +271,7 @@ func TestDecoupledIdentities(t *testing.T) {
 			vals[name] = out.Scalar()
 		}
 		for _, name := range []string{"mean-only", "solvegp"} {
-			if e := relErr(vals["weights"], vals[name]); e > 1e-9 {
+			if e := testhelp.RelErr(vals["weights"], vals[name]); e > 1e-9 {
 				t.Errorf("whiten=%v: ODVGP (a_γ) %.14g, %s with m = S_vv a %.14g (rel %.2g)", whiten, vals["weights"], name, vals[name], e)
 			}
 		}
@@ -297,7 +298,7 @@ func TestDecoupledTitsiasOptimum(t *testing.T) {
 		out, _, err := SGPR(p.kernel(b), p.points(b), tape.Const(p.x), p.y, b.Get("noise_variance"), Options{})
 		return out, err
 	})
-	if e := relErr(got.Scalar(), want); e > 1e-9 {
+	if e := testhelp.RelErr(got.Scalar(), want); e > 1e-9 {
 		t.Errorf("ELBO at the optimal q(u) %.14g, collapsed bound %.14g (rel %.2g)", got.Scalar(), want, e)
 	}
 }
@@ -358,7 +359,7 @@ func TestODVGPAnalyticOptimum(t *testing.T) {
 func TestDecoupledGradient(t *testing.T) {
 	p := newDecProblem(7, 12, 2, 4, 3)
 	rng := rand.New(rand.NewPCG(3, 3))
-	a := randMat(rng, 3, 1, 0.5)
+	a := testhelp.RandMat(rng, 3, 1, 0.5)
 	inputs := []*mat.Dense{mat.NewDense(1, 1, []float64{p.vari}), mat.NewDense(1, 2, p.ls), p.z, p.w,
 		p.mu, p.lu, p.mv, p.lv, a}
 	bern, _ := likelihoods.New("bernoulli")
@@ -456,7 +457,7 @@ func TestDecoupledBadInput(t *testing.T) {
 func TestDecoupledNatGradConjugate(t *testing.T) {
 	p := newDecProblem(10, 40, 2, 5, 4)
 	rng := rand.New(rand.NewPCG(10, 10))
-	a := randMat(rng, 4, 1, 0.5)
+	a := testhelp.RandMat(rng, 4, 1, 0.5)
 	type factorQ struct{ m, s *mat.Dense }
 	// elbo evaluates with the stepped factor given by (m, S) on the tape
 	// (Sqrt = chol S) and returns the gradients in m and S.
@@ -545,7 +546,7 @@ func optimNatGrad(m *mat.Dense, s *mat.SymDense, gm *mat.Dense, gs *mat.SymDense
 func TestBlockPredict(t *testing.T) {
 	p := newDecProblem(11, 10, 2, 4, 3)
 	rng := rand.New(rand.NewPCG(11, 1))
-	xs := randMat(rng, PredictChunk+37, 2, 1)
+	xs := testhelp.RandMat(rng, PredictChunk+37, 2, 1)
 	for _, kind := range []string{"solvegp", "weights"} {
 		bind := func(tape *ad.Tape) (kernels.Bound, []Block, error) {
 			qu, qv := p.full(tape)

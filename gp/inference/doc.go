@@ -19,7 +19,10 @@
 // features.KuuStructure (alias Kuu here): dense, diagonal, precision
 // diagonal (zero precision drops a feature) or a structured square root;
 // a structured feature is never factorised by a dense Cholesky where the
-// path can use its structure.
+// path can use its structure. The collapsed bounds (SGPR,
+// CollapsedFromStatsResidual) take the trace term tr(Kff − Qff) in closed
+// form from a feature that has one (features.TraceResidual) rather than as
+// Σk − tr Qff, which cancels in its leading digits at large kernel scales.
 //
 // Predictions go through Posterior, a value-level (off-tape) representation
 // shared by all three schemes:
@@ -28,4 +31,11 @@
 //
 // where k(x) holds the covariances between f(x) and M basis variables
 // (inducing variables, or the training targets for exact GPR).
+// Posterior.Predict works in chunks of PredictChunk test inputs spread over
+// the cores, each goroutine reusing one tape and its buffers from chunk to
+// chunk, so memory stays O(M·PredictChunk) per core for millions of test
+// inputs and the predictions are bitwise the same on any number of cores.
+// The sufficient statistics of a fixed Kuf (ComputeStats) are built the
+// same way: chunks over the cores, Φ written into one buffer per goroutine
+// (FeatureMap), partial sums added in a fixed order.
 package inference

@@ -11,6 +11,7 @@ import (
 	"sgplab/gp/features"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // naiveExact computes the log marginal likelihood and the predictive
@@ -71,7 +72,7 @@ func TestExactLMLMatchesNaive(t *testing.T) {
 			p := newProblem(tc.seed, tc.n, tc.d, tc.noise)
 			want, _, _ := naiveExact(p, nil)
 			got := evaluate(t, p.set, exactObjective(p, Options{}))
-			if e := relErr(got, want); e > 1e-10 {
+			if e := testhelp.RelErr(got, want); e > 1e-10 {
 				t.Errorf("ExactLML = %.12g, naive %.12g (rel %.2g)", got, want, e)
 			}
 		})
@@ -85,7 +86,7 @@ func TestExactGradient(t *testing.T) {
 
 func TestExactPredictMatchesNaive(t *testing.T) {
 	p := newProblem(5, 20, 2, 0.2)
-	xs := randMat(rand.New(rand.NewPCG(9, 9)), 7, 2, 1.5)
+	xs := testhelp.RandMat(rand.New(rand.NewPCG(9, 9)), 7, 2, 1.5)
 	_, wantMean, wantVar := naiveExact(p, xs)
 	tape := ad.NewTape()
 	b := p.set.Bind(tape)

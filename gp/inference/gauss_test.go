@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
+	"sgplab/internal/testhelp"
 )
 
 // TestGaussianLogDensity checks the fused log N(y | 0, K) node against an
@@ -26,7 +27,7 @@ func TestGaussianLogDensity(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, uint64(tc.n)))
-			a := randMat(rng, tc.n, tc.n+2, 1)
+			a := testhelp.RandMat(rng, tc.n, tc.n+2, 1)
 			y := make([]float64, tc.n)
 			for i := range y {
 				y[i] = rng.NormFloat64()
@@ -61,7 +62,7 @@ func TestGaussianLogDensity(t *testing.T) {
 			logDet, _ := mat.LogDet(k)
 			want := -0.5*mat.Dot(yv, &al) - 0.5*logDet - 0.5*float64(tc.n)*math.Log(2*math.Pi)
 			got := f(nil, []*ad.Node{ad.NewTape().Const(a)}).Scalar()
-			if e := relErr(got, want); e > 1e-11 {
+			if e := testhelp.RelErr(got, want); e > 1e-11 {
 				t.Errorf("log density %.14g, naive %.14g (rel %.2g)", got, want, e)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
+	"sgplab/internal/testhelp"
 )
 
 // TestGramVecGradient checks the fused [a aᵀ | a v] node and its adjoint
@@ -18,11 +19,11 @@ func TestGramVecGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 1))
 	for _, sh := range [][2]int{{1, 1}, {3, 8}, {6, 5}} {
 		t.Run(fmt.Sprintf("%dx%d", sh[0], sh[1]), func(t *testing.T) {
-			v := randMat(rng, sh[1], 1, 1).RawMatrix().Data
+			v := testhelp.RandMat(rng, sh[1], 1, 1).RawMatrix().Data
 			err := ad.CheckGradient(func(_ *ad.Tape, xs []*ad.Node) *ad.Node {
 				g, av := gramVec(xs[0], v, nil)
 				return ad.HCat(g, av)
-			}, []*mat.Dense{randMat(rng, sh[0], sh[1], 1)}, 1e-6, 1e-7)
+			}, []*mat.Dense{testhelp.RandMat(rng, sh[0], sh[1], 1)}, 1e-6, 1e-7)
 			if err != nil {
 				t.Error(err)
 			}
@@ -37,15 +38,15 @@ func TestWhitenedGramVecGradient(t *testing.T) {
 	for _, sh := range [][2]int{{1, 1}, {3, 8}, {6, 5}} {
 		t.Run(fmt.Sprintf("%dx%d", sh[0], sh[1]), func(t *testing.T) {
 			m := sh[0]
-			l := randMat(rng, m, m, 0.3)
+			l := testhelp.RandMat(rng, m, m, 0.3)
 			for i := 0; i < m; i++ {
 				l.Set(i, i, 1+rng.Float64())
 			}
-			v := randMat(rng, sh[1], 1, 1).RawMatrix().Data
+			v := testhelp.RandMat(rng, sh[1], 1, 1).RawMatrix().Data
 			err := ad.CheckGradient(func(_ *ad.Tape, xs []*ad.Node) *ad.Node {
 				g, av := gramVec(xs[0], v, ad.Tril(xs[1]))
 				return ad.HCat(g, av)
-			}, []*mat.Dense{randMat(rng, m, sh[1], 1), l}, 1e-6, 1e-7)
+			}, []*mat.Dense{testhelp.RandMat(rng, m, sh[1], 1), l}, 1e-6, 1e-7)
 			if err != nil {
 				t.Error(err)
 			}
@@ -59,13 +60,13 @@ func TestCongruenceGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(72, 1))
 	for _, n := range []int{1, 2, 5} {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
-			l := randMat(rng, n, n, 0.3)
+			l := testhelp.RandMat(rng, n, n, 0.3)
 			for i := 0; i < n; i++ {
 				l.Set(i, i, 1+rng.Float64())
 			}
 			err := ad.CheckGradient(func(_ *ad.Tape, xs []*ad.Node) *ad.Node {
 				return congruence(ad.Tril(xs[0]), ad.MatMulTB(xs[1], xs[1]))
-			}, []*mat.Dense{l, randMat(rng, n, n+2, 1)}, 1e-6, 1e-6)
+			}, []*mat.Dense{l, testhelp.RandMat(rng, n, n+2, 1)}, 1e-6, 1e-6)
 			if err != nil {
 				t.Error(err)
 			}
@@ -80,7 +81,7 @@ func TestCongruenceGradient(t *testing.T) {
 func TestSGPRGradientSplit(t *testing.T) {
 	const n, d, m = 700, 5, 140
 	p := newProblem(73, n, d, 0.2)
-	p.addZ(randMat(rand.New(rand.NewPCG(73, 2)), m, d, 1.5))
+	p.addZ(testhelp.RandMat(rand.New(rand.NewPCG(73, 2)), m, d, 1.5))
 	obj := sgprObjective(p, p.points, Options{Jitter: 1e-6})
 	x0 := p.set.Vector()
 	defer p.set.SetVector(x0)

@@ -13,6 +13,7 @@ import (
 	"sgplab/gp/features"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // seBound is a squared-exponential ARD kernel written for the tests, so that
@@ -57,16 +58,6 @@ func filled(r, c int, v float64) *mat.Dense {
 	return m
 }
 
-func randMat(rng *rand.Rand, r, c int, scale float64) *mat.Dense {
-	m := mat.NewDense(r, c, nil)
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			m.Set(i, j, scale*rng.NormFloat64())
-		}
-	}
-	return m
-}
-
 // problem is a small regression problem with its parameter set:
 // "variance", "ls", "noise_variance", optional "z", "q_mu", "q_sqrt".
 type problem struct {
@@ -80,7 +71,7 @@ type problem struct {
 
 func newProblem(seed uint64, n, d int, noise float64) *problem {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	x := randMat(rng, n, d, 1)
+	x := testhelp.RandMat(rng, n, d, 1)
 	y := make([]float64, n)
 	for i := range y {
 		s := 0.0
@@ -174,8 +165,6 @@ func cholesky(t testing.TB, a mat.Matrix) *mat.Dense {
 	c.LTo(&l)
 	return mat.DenseCopyOf(&l)
 }
-
-func relErr(got, want float64) float64 { return math.Abs(got-want) / math.Max(1, math.Abs(want)) }
 
 var _ kernels.Bound = seBound{}
 

@@ -10,6 +10,7 @@ import (
 	"sgplab/gp/features"
 	"sgplab/gp/kernels"
 	"sgplab/gp/likelihoods"
+	"sgplab/internal/testhelp"
 )
 
 // precFeature has a fixed Kuf (for one input set) and a diagonal Kuu given
@@ -37,7 +38,7 @@ func TestSVGPPrecisionDropsZeroPrecisionFeatures(t *testing.T) {
 	p := newProblem(21, 15, 1, 0.2)
 	rng := rand.New(rand.NewPCG(1, 1))
 	m, keep := 6, []int{0, 2, 3, 5}
-	full := precFeature{phi: randMat(rng, m, 15, 1), prec: []float64{0.7, 0, 1.3, 2.1, 0, 0.4}}
+	full := precFeature{phi: testhelp.RandMat(rng, m, 15, 1), prec: []float64{0.7, 0, 1.3, 2.1, 0, 0.4}}
 	red := precFeature{phi: mat.NewDense(len(keep), 15, nil), prec: make([]float64, len(keep))}
 	muF, sqF := mat.NewDense(m, 1, nil), mat.NewDense(m, m, nil)
 	muR, sqR := randomQ(rng, len(keep))
@@ -74,7 +75,7 @@ func TestSVGPPrecisionDropsZeroPrecisionFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := relErr(got, want); e > 1e-12 {
+	if e := testhelp.RelErr(got, want); e > 1e-12 {
 		t.Errorf("ELBO with zero-precision features %.15g, without them %.15g", got, want)
 	}
 	if _, err := elbo(full, muF, sqF, false); err == nil {

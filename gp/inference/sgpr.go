@@ -21,8 +21,10 @@ import (
 //
 //	−(N/2) log 2πσ² − ½ log|B| − yᵀy/(2σ²) + ½‖c‖² − tr(Kff)/(2σ²) + ½ tr(AAᵀ),
 //
-// with c = LB⁻¹ A y / σ. L⁻¹Kuf is formed first and then AAᵀ (see
-// whitenedGram: forming Kuf Kfu first and whitening it loses digits on
+// with c = LB⁻¹ A y / σ; a feature with a closed form of tr(Kff − Qff)
+// (features.TraceResidual) replaces the last two terms, which cancel in
+// their leading digits at large kernel scales. L⁻¹Kuf is formed first
+// and then AAᵀ (see whitenedGram: forming Kuf Kfu first and whitening it loses digits on
 // ill-conditioned Kuu; Options.GramFirst selects that faster order), so the
 // O(NM²) work is one triangular solve and one M×N by N×M product forward
 // and one product backward, split over the cores (see linalg.GramVec). Memory is O(NM) in general; for inducing
@@ -120,7 +122,7 @@ func sgpr(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.
 	for _, v := range y {
 		yy += v * v
 	}
-	trKff := ad.Sum(k.Diag(x))
+	trace := sgprTrace(k, f, x, fac.jitter())
 
 	// AAᵀ = L⁻¹ Kuf Kfu L⁻ᵀ / σ², exactly symmetric; A y = L⁻¹ Kuf y.
 	var aat, ay *ad.Node
@@ -144,14 +146,31 @@ func sgpr(k kernels.Bound, f features.Bound, x *ad.Node, y []float64, noise *ad.
 	c := ad.DivScalar(ad.SolveLower(lb, ay), noise)
 
 	invNoise := ad.Pow(noise, -1)
-	bound := add(
-		t.Scalar(-0.5*float64(n)*math.Log(2*math.Pi)),
+	bound := add(append([]*ad.Node{
+		t.Scalar(-0.5 * float64(n) * math.Log(2*math.Pi)),
 		ad.Scale(-0.5*float64(n), ad.Log(noise)),
 		ad.Scale(-0.5, ad.LogDetChol(lb)),
 		ad.Scale(-0.5*yy, invNoise),
 		ad.Scale(0.5, ad.Sum(ad.Square(c))),
-		ad.Scale(-0.5, ad.Mul(trKff, invNoise)),
-		ad.Scale(0.5, ad.Trace(aat)),
-	)
+	}, trace(aat, invNoise)...)...)
 	return &sgprTerms{bound: bound, fac: fac, lb: lb, c: c}, nil
+}
+
+// sgprTrace returns the trace term −tr(Kff − Qff)/(2σ²) of the bound as
+// a function of AAᵀ (already divided by σ²) and 1/σ², in terms to be
+// summed in the bound's order: the feature's closed form
+// (features.TraceResidual) when it has one, which holds for its Kuu
+// without jitter, else −tr(Kff)/(2σ²) + ½ tr(AAᵀ), a difference that
+// cancels in its leading digits when the kernel's scale is large.
+// tr(Kff) is recorded on the tape here, before AAᵀ.
+func sgprTrace(k kernels.Bound, f features.Bound, x *ad.Node, jitter float64) func(aat, invNoise *ad.Node) []*ad.Node {
+	if jitter == 0 && !x.NeedsGrad() {
+		if r, ok := features.TraceResidualOf(x.Tape(), k, f, x.Value()); ok {
+			return func(_, invNoise *ad.Node) []*ad.Node { return []*ad.Node{ad.Scale(-0.5, ad.Mul(r, invNoise))} }
+		}
+	}
+	trKff := ad.Sum(k.Diag(x))
+	return func(aat, invNoise *ad.Node) []*ad.Node {
+		return []*ad.Node{ad.Scale(-0.5, ad.Mul(trKff, invNoise)), ad.Scale(0.5, ad.Trace(aat))}
+	}
 }

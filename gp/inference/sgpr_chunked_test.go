@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
+	"sgplab/internal/testhelp"
 )
 
 // withChunks runs f with the chunked path forced on (chunks of the given
@@ -48,7 +49,7 @@ func valueAndGrad(t *testing.T, p *problem) (float64, []float64, *mat.Dense) {
 func TestSGPRChunkedMatchesWhole(t *testing.T) {
 	const n, d, m = 31, 2, 6
 	p := newProblem(91, n, d, 0.3)
-	p.addZ(randMat(rand.New(rand.NewPCG(91, 2)), m, d, 1))
+	p.addZ(testhelp.RandMat(rand.New(rand.NewPCG(91, 2)), m, d, 1))
 	var want float64
 	var wantGrad []float64
 	var wantX *mat.Dense
@@ -57,7 +58,7 @@ func TestSGPRChunkedMatchesWhole(t *testing.T) {
 		t.Run(fmt.Sprintf("rows=%d", rows), func(t *testing.T) {
 			withChunks(true, rows, m, func() {
 				got, grad, gx := valueAndGrad(t, p)
-				if e := relErr(got, want); e > 1e-11 {
+				if e := testhelp.RelErr(got, want); e > 1e-11 {
 					t.Errorf("bound %.15g, whole-Kuf path %.15g", got, want)
 				}
 				if !floats.EqualApprox(grad, wantGrad, 1e-8) {
@@ -101,7 +102,7 @@ func TestSGPRChunkedMatchesWhole(t *testing.T) {
 func TestSGPRChunkedBadKuf(t *testing.T) {
 	const n, d, m = 12, 1, 3
 	p := newProblem(92, n, d, 0.3)
-	p.addZ(randMat(rand.New(rand.NewPCG(92, 2)), m, d, 1))
+	p.addZ(testhelp.RandMat(rand.New(rand.NewPCG(92, 2)), m, d, 1))
 	p.x.Set(8, 0, math.NaN())
 	withChunks(true, 5, m, func() {
 		tape := ad.NewTape()

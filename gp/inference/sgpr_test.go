@@ -12,6 +12,7 @@ import (
 	"sgplab/gp/features"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 func sgprObjective(p *problem, f func(b *param.Bound) features.Bound, opt Options) objective {
@@ -21,29 +22,18 @@ func sgprObjective(p *problem, f func(b *param.Bound) features.Bound, opt Option
 	}
 }
 
-// naiveTitsias is log N(y | 0, Qff + σ²I) − tr(Kff − Qff)/(2σ²) with N×N
-// matrices, explicit inverses and determinants.
+// naiveTitsias is testhelp.TitsiasBound for p's SE kernel and inducing
+// inputs z.
 func naiveTitsias(p *problem, z *mat.Dense) float64 {
-	n := len(p.y)
-	kuu := seMatrix(z, z, p.vari, p.ls)
-	kuf := seMatrix(z, p.x, p.vari, p.ls)
-	var kuuInv, q mat.Dense
-	if err := kuuInv.Inverse(kuu); err != nil {
+	diag := make([]float64, len(p.y))
+	for i := range diag {
+		diag[i] = p.vari
+	}
+	b, err := testhelp.TitsiasBound(seMatrix(z, z, p.vari, p.ls), seMatrix(z, p.x, p.vari, p.ls), diag, p.y, p.noise)
+	if err != nil {
 		panic(err)
 	}
-	q.Product(kuf.T(), &kuuInv, kuf)
-	tr := 0.0
-	for i := 0; i < n; i++ {
-		tr += p.vari - q.At(i, i)
-		q.Set(i, i, q.At(i, i)+p.noise)
-	}
-	var qinv mat.Dense
-	if err := qinv.Inverse(&q); err != nil {
-		panic(err)
-	}
-	y := mat.NewVecDense(n, append([]float64(nil), p.y...))
-	logDet, _ := mat.LogDet(&q)
-	return -0.5*mat.Inner(y, &qinv, y) - 0.5*logDet - 0.5*float64(n)*math.Log(2*math.Pi) - tr/(2*p.noise)
+	return b
 }
 
 func TestSGPRWithZEqualToXIsExact(t *testing.T) {
@@ -70,11 +60,11 @@ func TestSGPRMatchesNaiveAndIsBelowExact(t *testing.T) {
 		noise   float64
 	}{{21, 30, 2, 5, 0.1}, {22, 50, 3, 12, 0.3}, {23, 25, 1, 3, 0.05}} {
 		p := newProblem(tc.seed, tc.n, tc.d, tc.noise)
-		z := randMat(rand.New(rand.NewPCG(tc.seed, 3)), tc.m, tc.d, 1)
+		z := testhelp.RandMat(rand.New(rand.NewPCG(tc.seed, 3)), tc.m, tc.d, 1)
 		p.addZ(z)
 		got := evaluate(t, p.set, sgprObjective(p, p.points, Options{}))
 		want := naiveTitsias(p, z)
-		if e := relErr(got, want); e > 1e-9 {
+		if e := testhelp.RelErr(got, want); e > 1e-9 {
 			t.Errorf("seed %d: SGPR = %.12g, naive %.12g (rel %.2g)", tc.seed, got, want, e)
 		}
 		exact := evaluate(t, p.set, exactObjective(p, Options{}))
@@ -86,14 +76,14 @@ func TestSGPRMatchesNaiveAndIsBelowExact(t *testing.T) {
 
 func TestSGPRGradient(t *testing.T) {
 	p := newProblem(31, 15, 2, 0.2)
-	p.addZ(randMat(rand.New(rand.NewPCG(31, 1)), 4, 2, 1))
+	p.addZ(testhelp.RandMat(rand.New(rand.NewPCG(31, 1)), 4, 2, 1))
 	checkGradient(t, p.set, sgprObjective(p, p.points, Options{Jitter: 1e-8}), 1e-6)
 }
 
 func TestSGPRPredictWithZEqualToXIsExact(t *testing.T) {
 	p := newProblem(41, 25, 2, 0.15)
 	p.addZ(p.x)
-	xs := randMat(rand.New(rand.NewPCG(41, 2)), 9, 2, 1.2)
+	xs := testhelp.RandMat(rand.New(rand.NewPCG(41, 2)), 9, 2, 1.2)
 	_, wantMean, wantVar := naiveExact(p, xs)
 	tape := ad.NewTape()
 	b := p.set.Bind(tape)
@@ -174,7 +164,7 @@ func (k cosKernel) Diag(x *ad.Node) *ad.Node {
 func newCosProblem(seed uint64, n, d, m int, noise float64) (*problem, *mat.Dense) {
 	p := newProblem(seed, n, d, noise)
 	rng := rand.New(rand.NewPCG(seed, 5))
-	omega := randMat(rng, m, d+1, 1)
+	omega := testhelp.RandMat(rng, m, d+1, 1)
 	lambda := mat.NewDense(m, 1, nil)
 	for i := 0; i < m; i++ {
 		omega.Set(i, d, 2*math.Pi*rng.Float64())
@@ -207,7 +197,7 @@ func TestSGPRDiagonalFeature(t *testing.T) {
 				return out, err
 			}
 			got, want := evaluate(t, p.set, obj), evaluate(t, p.set, exact)
-			if e := relErr(got, want); e > 1e-10 {
+			if e := testhelp.RelErr(got, want); e > 1e-10 {
 				t.Errorf("SGPR = %.12g, exact LML of the finite-rank kernel %.12g", got, want)
 			}
 			checkGradient(t, p.set, obj, 1e-6)

@@ -29,9 +29,19 @@ type Stats struct {
 // M is the number of features.
 func (s *Stats) M() int { return len(s.R) }
 
-// FeatureMap returns Φ (M×n) for the n rows of x. ComputeStats calls it
-// from several goroutines at once, so it must be safe for concurrent use.
-type FeatureMap func(x *mat.Dense) (*mat.Dense, error)
+// FeatureMap returns Φ (M×n) for the n rows of x. dst is nil or an M×n
+// matrix of the caller's, with arbitrary contents, that the map may
+// overwrite and return instead of allocating Φ: ComputeStats hands each
+// goroutine's buffer back chunk after chunk, so that a pass over millions
+// of rows leaves no M×chunk matrix per chunk for the collector. It calls
+// the map from several goroutines at once, so it must be safe for
+// concurrent use.
+type FeatureMap func(dst, x *mat.Dense) (*mat.Dense, error)
+
+// Allocating is the FeatureMap of phi, which allocates every Φ itself.
+func Allocating(phi func(x *mat.Dense) (*mat.Dense, error)) FeatureMap {
+	return func(_, x *mat.Dense) (*mat.Dense, error) { return phi(x) }
+}
 
 // StatsChunk is the largest number of rows ComputeStats hands to a
 // FeatureMap at once (the IFF paper's chunk of 10 000 points).
@@ -56,9 +66,10 @@ const MaxStatsFeatures = 1 << 16
 
 // ComputeStats computes the statistics of m features over (x, y) in O(NM²)
 // time and O(M² + M·chunk) memory per worker: the rows are split into
-// chunks, Φ is built per chunk, and ΦΦᵀ is accumulated with a symmetric
-// rank-k update (dsyrk). Chunks are spread over all cores; the result is
-// bitwise the same on any number of cores.
+// chunks, Φ is built per chunk into the worker's one buffer (see
+// FeatureMap), and ΦΦᵀ is accumulated with a symmetric rank-k update
+// (dsyrk). Chunks are spread over all cores; the result is bitwise the
+// same on any number of cores.
 func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, error) {
 	if x == nil {
 		return nil, errors.New("inference: stats: X is nil")
@@ -103,6 +114,7 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 	var g goroutines.Group
 	for range min(runtime.GOMAXPROCS(0), groups) {
 		g.Go(func() {
+			var buf []float64 // this goroutine's Φ, reused by every chunk
 			for {
 				g := int(next.Add(1)) - 1
 				if g >= groups {
@@ -112,7 +124,11 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 				part.p = make([]float64, m*m)
 				part.r = make([]float64, m)
 				for c := g * nChunks / groups; c < (g+1)*nChunks/groups && part.err == nil; c++ {
-					part.err = accumulateStats(x, y, m, c*chunk, min((c+1)*chunk, n), phi, part.p, part.r)
+					lo, hi := c*chunk, min((c+1)*chunk, n)
+					if buf == nil {
+						buf = make([]float64, m*chunk)
+					}
+					part.err = accumulateStats(x, y, m, lo, hi, phi, mat.NewDense(m, hi-lo, buf[:m*(hi-lo)]), part.p, part.r)
 				}
 			}
 		})
@@ -133,6 +149,14 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 			s.R[i] += p.r[i]
 		}
 	}
+	// Both triangles in P's storage: the collapsed bound then reads P as a
+	// dense matrix without copying it at every step (Stats.dense).
+	pd := s.P.RawSymmetric().Data
+	for i := 0; i < m; i++ {
+		for j := i + 1; j < m; j++ {
+			pd[j*m+i] = pd[i*m+j]
+		}
+	}
 	for _, v := range y {
 		s.YY += v * v
 	}
@@ -140,10 +164,10 @@ func ComputeStats(x *mat.Dense, y []float64, m int, phi FeatureMap) (*Stats, err
 }
 
 // accumulateStats adds ΦΦᵀ (upper triangle) to p and Φy to r for the rows
-// [lo, hi) of x.
-func accumulateStats(x *mat.Dense, y []float64, m, lo, hi int, phi FeatureMap, p, r []float64) error {
+// [lo, hi) of x, with dst (M×(hi−lo)) offered to the map for Φ.
+func accumulateStats(x *mat.Dense, y []float64, m, lo, hi int, phi FeatureMap, dst *mat.Dense, p, r []float64) error {
 	_, d := x.Dims()
-	f, err := phi(x.Slice(lo, hi, 0, d).(*mat.Dense))
+	f, err := phi(dst, x.Slice(lo, hi, 0, d).(*mat.Dense))
 	if err != nil {
 		return fmt.Errorf("inference: stats: features of rows %d–%d: %w", lo, hi, err)
 	}
@@ -174,7 +198,32 @@ func (s *Stats) Validate() error {
 	if !(s.YY >= 0) || math.IsInf(s.YY, 0) {
 		return fmt.Errorf("inference: stats: yᵀy = %v", s.YY)
 	}
-	return checkFinite("P", mat.DenseCopyOf(s.P))
+	return checkFinite("P", s.dense())
+}
+
+// dense returns P as a dense matrix: a view of P's storage when that holds
+// both triangles (as ComputeStats leaves it), else a copy. The collapsed
+// bound reads it at every evaluation, and a copy each time would leave
+// 2·8·M² bytes per step for the collector.
+func (s *Stats) dense() *mat.Dense {
+	raw := s.P.RawSymmetric()
+	if raw.Uplo == blas.Upper {
+		full := true
+		for i := 0; i < raw.N && full; i++ {
+			for j := i + 1; j < raw.N; j++ {
+				if math.Float64bits(raw.Data[i*raw.Stride+j]) != math.Float64bits(raw.Data[j*raw.Stride+i]) {
+					full = false
+					break
+				}
+			}
+		}
+		if full {
+			var d mat.Dense
+			d.SetRawMatrix(blas64.General{Rows: raw.N, Cols: raw.N, Stride: raw.Stride, Data: raw.Data})
+			return &d
+		}
+	}
+	return mat.DenseCopyOf(s.P)
 }
 
 // whiten returns a function b ↦ L⁻¹b with Kuu = LLᵀ, plus the jitter used.
@@ -209,14 +258,33 @@ type statsTerms struct {
 // is σ², both 1×1. It is the same value as SGPR on the feature that produced
 // s, at O(M³) per evaluation and gradient.
 func CollapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options) (*ad.Node, Info, error) {
-	st, err := collapsedFromStats(s, kuu, kdiagSum, noise, opt)
+	st, err := collapsedFromStats(s, kuu, kdiagSum, nil, noise, opt)
 	if err != nil {
 		return nil, Info{}, err
 	}
 	return st.bound, Info{Jitter: st.jitter}, nil
 }
 
-func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options) (*statsTerms, error) {
+// CollapsedFromStatsResidual is CollapsedFromStats with the trace term in
+// closed form: residual = tr(Kff − Qff) (1×1, features.TraceResidual)
+// replaces Σ_n k(x_n,x_n)/σ² − tr B, two sums that agree in their leading
+// digits when the kernel's scale is large. The closed form is that of the
+// unjittered Kuu: should its factorisation take jitter, the bound uses
+// kdiagSum as CollapsedFromStats does.
+func CollapsedFromStatsResidual(s *Stats, kuu Kuu, residual, kdiagSum, noise *ad.Node, opt Options) (*ad.Node, Info, error) {
+	if residual == nil {
+		return nil, Info{}, errors.New("inference: collapsed bound: nil trace residual")
+	}
+	st, err := collapsedFromStats(s, kuu, kdiagSum, residual, noise, opt)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	return st.bound, Info{Jitter: st.jitter}, nil
+}
+
+// collapsedFromStats is the bound with the trace term from kdiagSum, or
+// from residual (may be nil) when the factor of Kuu took no jitter.
+func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, residual, noise *ad.Node, opt Options) (*statsTerms, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
@@ -232,13 +300,21 @@ func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options
 	if v := kdiagSum.Scalar(); math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil, fmt.Errorf("inference: Σ k(x_n, x_n) = %v", v)
 	}
+	if residual != nil {
+		if r, c := residual.Dims(); r != 1 || c != 1 {
+			return nil, fmt.Errorf("inference: tr(Kff − Qff) is %d×%d, want 1×1", r, c)
+		}
+		if v := residual.Scalar(); !(v >= 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("inference: tr(Kff − Qff) = %v, want finite and ≥ 0", v)
+		}
+	}
 	m := s.M()
 	whiten, jit, err := statsKuu(kuu).whiten(m, opt)
 	if err != nil {
 		return nil, err
 	}
 	t := noise.Tape()
-	p := t.Const(mat.DenseCopyOf(s.P))
+	p := t.Const(s.dense())
 	r := t.Const(mat.NewDense(m, 1, append([]float64(nil), s.R...)))
 	n := float64(s.N)
 
@@ -260,18 +336,31 @@ func collapsedFromStats(s *Stats, kuu Kuu, kdiagSum, noise *ad.Node, opt Options
 	}
 	c := ad.DivScalar(ad.SolveLower(la, whiten(r)), noise)
 	invNoise := ad.Pow(noise, -1)
-	if err := checkCollapsedTerms(s, kdiagSum.Scalar(), noise.Scalar(), ad.Sum(ad.Square(c)).Scalar(), ad.Trace(b).Scalar()); err != nil {
+	cc := ad.Sum(ad.Square(c)).Scalar()
+	closed := residual != nil && jit == 0
+	if closed {
+		// The closed form has no Σk/σ² − tr B that rounding could make
+		// negative.
+		err = checkCollapsedTerms(s, 0, noise.Scalar(), cc, 0)
+	} else {
+		err = checkCollapsedTerms(s, kdiagSum.Scalar(), noise.Scalar(), cc, ad.Trace(b).Scalar())
+	}
+	if err != nil {
 		return nil, err
 	}
-	bound := add(
-		t.Scalar(-0.5*n*math.Log(2*math.Pi)),
+	terms := []*ad.Node{
+		t.Scalar(-0.5 * n * math.Log(2*math.Pi)),
 		ad.Scale(-0.5*n, ad.Log(noise)),
 		ad.Scale(-0.5, ad.LogDetChol(la)),
 		ad.Scale(-0.5*s.YY, invNoise),
 		ad.Scale(0.5, ad.Sum(ad.Square(c))),
-		ad.Scale(-0.5, ad.Mul(kdiagSum, invNoise)),
-		ad.Scale(0.5, ad.Trace(b)),
-	)
+	}
+	if closed {
+		terms = append(terms, ad.Scale(-0.5, ad.Mul(residual, invNoise)))
+	} else {
+		terms = append(terms, ad.Scale(-0.5, ad.Mul(kdiagSum, invNoise)), ad.Scale(0.5, ad.Trace(b)))
+	}
+	bound := add(terms...)
 	return &statsTerms{bound: bound, whiten: whiten, la: la, c: c, jitter: jit, aJitter: aJit}, nil
 }
 
@@ -313,7 +402,7 @@ func checkCollapsedTerms(s *Stats, kdiagSum, noise, cc, trB float64) error {
 // Only values are used; kuu and noise may be constants.
 func StatsPosterior(s *Stats, kuu Kuu, noise *ad.Node, opt Options) (*Posterior, error) {
 	t := noise.Tape()
-	st, err := collapsedFromStats(s, kuu, t.Scalar(0), noise, opt)
+	st, err := collapsedFromStats(s, kuu, t.Scalar(0), nil, noise, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -25,14 +25,14 @@ func TestComputeStatsPanicReachesCaller(t *testing.T) {
 		x.Set(i, 0, float64(i))
 		y[i] = float64(i % 3)
 	}
-	features := func(x *mat.Dense) (*mat.Dense, error) {
+	features := func(_, x *mat.Dense) (*mat.Dense, error) {
 		r, _ := x.Dims()
 		if x.At(0, 0) == 150 {
 			panic(fmt.Sprintf("feature map: bad rows from %v", x.At(0, 0)))
 		}
 		return mat.NewDense(2, r, nil), nil
 	}
-	outOfRange := func(x *mat.Dense) (*mat.Dense, error) {
+	outOfRange := func(_, x *mat.Dense) (*mat.Dense, error) {
 		r, _ := x.Dims()
 		if x.At(0, 0) == 150 {
 			rows := make([]int, r)

@@ -2,10 +2,12 @@ package inference
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -14,6 +16,7 @@ import (
 	"sgplab/gp/features"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // fixedFeature has a θ-independent Kuf = T cos(Ω xᵀ + b) and
@@ -70,7 +73,7 @@ func TestComputeStatsMatchesDirect(t *testing.T) {
 			statsChunkRows, statsChunkMinRows = tc.chunk, 1
 			p, omega := newCosProblem(3, tc.n, 2, 9, 0.1)
 			f := fixedFeature{cos: cosFeature{omega: omega}}
-			s, err := ComputeStats(p.x, p.y, f.M(), func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+			s, err := ComputeStats(p.x, p.y, f.M(), func(_, x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +114,7 @@ func TestComputeStatsSameBitsOnAnyCoreCount(t *testing.T) {
 	p, omega := newCosProblem(5, 2000, 2, 15, 0.1)
 	f := fixedFeature{cos: cosFeature{omega: omega}}
 	stats := func() *Stats {
-		s, err := ComputeStats(p.x, p.y, f.M(), func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+		s, err := ComputeStats(p.x, p.y, f.M(), func(_, x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,6 +139,114 @@ func TestComputeStatsSameBitsOnAnyCoreCount(t *testing.T) {
 	}
 }
 
+// TestComputeStatsReusesBuffers: a feature map that writes Φ into the
+// matrix it is offered gets one buffer per goroutine for the whole pass,
+// not one per chunk, always of the chunk's shape, and the statistics are
+// bitwise those of a map that allocates every Φ.
+func TestComputeStatsReusesBuffers(t *testing.T) {
+	defer func(f, r, m int) { statsChunkFloats, statsChunkRows, statsChunkMinRows = f, r, m }(statsChunkFloats, statsChunkRows, statsChunkMinRows)
+	statsChunkRows, statsChunkMinRows = 37, 1
+	p, omega := newCosProblem(5, 2000, 2, 15, 0.1)
+	f := fixedFeature{cos: cosFeature{omega: omega}}
+	want, err := ComputeStats(p.x, p.y, f.M(), Allocating(func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		var mu sync.Mutex
+		buffers := map[*float64]bool{}
+		calls := 0
+		got, err := ComputeStats(p.x, p.y, f.M(), func(dst, x *mat.Dense) (*mat.Dense, error) {
+			n, _ := x.Dims()
+			if r, c := dst.Dims(); r != f.M() || c != n {
+				return nil, fmt.Errorf("offered %d×%d for %d rows", r, c, n)
+			}
+			dst.Copy(f.phi(x))
+			mu.Lock()
+			buffers[&dst.RawMatrix().Data[0]] = true
+			calls++
+			mu.Unlock()
+			return dst, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls < 50 || len(buffers) > procs {
+			t.Errorf("GOMAXPROCS=%d: %d chunks written into %d buffers, want at most one per goroutine", procs, calls, len(buffers))
+		}
+		for i := range want.R {
+			if math.Float64bits(got.R[i]) != math.Float64bits(want.R[i]) {
+				t.Fatalf("GOMAXPROCS=%d: R[%d] = %v, %v with allocated Φ", procs, i, got.R[i], want.R[i])
+			}
+			for j := range want.R {
+				if math.Float64bits(got.P.At(i, j)) != math.Float64bits(want.P.At(i, j)) {
+					t.Fatalf("GOMAXPROCS=%d: P[%d,%d] = %v, %v with allocated Φ", procs, i, j, got.P.At(i, j), want.P.At(i, j))
+				}
+			}
+		}
+	}
+}
+
+// TestCollapsedFromStatsReadsPInPlace: the bound reads P from the
+// statistics' storage, which ComputeStats leaves with both triangles,
+// instead of copying it twice per evaluation (two M×M matrices of garbage
+// per L-BFGS step), and gives bitwise the bound of statistics whose P
+// storage holds one triangle (read through a copy).
+func TestCollapsedFromStatsReadsPInPlace(t *testing.T) {
+	const m, n = 120, 600
+	rng := rand.New(rand.NewPCG(2, 3))
+	phi := testhelp.RandMat(rng, m, n, 1)
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := range n {
+		x.Set(i, 0, float64(i))
+		y[i] = rng.NormFloat64()
+	}
+	stats, err := ComputeStats(x, y, m, Allocating(func(xc *mat.Dense) (*mat.Dense, error) {
+		lo, r := int(xc.At(0, 0)), xc.RawMatrix().Rows
+		return mat.DenseCopyOf(phi.Slice(0, m, lo, lo+r)), nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper := *stats
+	upper.P = mat.NewSymDense(m, nil)
+	for i := range m {
+		for j := i; j < m; j++ {
+			upper.P.SetSym(i, j, stats.P.At(i, j)) // the lower triangle of the storage stays zero
+		}
+	}
+	ones := mat.NewDense(m, 1, nil)
+	for i := range m {
+		ones.Set(i, 0, 1)
+	}
+	tape := ad.NewTape()
+	bound := func(s *Stats) float64 {
+		tape.Reset()
+		b, _, err := CollapsedFromStats(s, Kuu{Diag: tape.Const(ones)}, tape.Scalar(2*float64(m*n)), tape.Scalar(0.5), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Scalar()
+	}
+	if got, want := bound(stats), bound(&upper); math.Float64bits(got) != math.Float64bits(want) {
+		t.Errorf("bound %v from the full storage, %v from one triangle", got, want)
+	}
+	bound(stats)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const evals = 10
+	for range evals {
+		bound(stats)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / evals; per > 8*m*m {
+		t.Errorf("an evaluation on a reset tape allocates %d bytes; P alone is %d", per, 8*m*m)
+	}
+}
+
 // TestCollapsedFromStatsMatchesSGPR checks the O(M³) bound against the direct
 // O(NM²) SGPR path on the same feature, for every form of Kuu, and its
 // gradient against finite differences.
@@ -157,7 +268,7 @@ func TestCollapsedFromStatsMatchesSGPR(t *testing.T) {
 			var tmix *mat.Dense
 			if tc.mix {
 				rng := rand.New(rand.NewPCG(4, 4))
-				tmix = randMat(rng, 12, 12, 0.3)
+				tmix = testhelp.RandMat(rng, 12, 12, 0.3)
 				for i := 0; i < 12; i++ {
 					tmix.Set(i, i, tmix.At(i, i)+1)
 				}
@@ -166,7 +277,7 @@ func TestCollapsedFromStatsMatchesSGPR(t *testing.T) {
 				return fixedFeature{cos: cosFeature{omega: omega, lambda: b.Get("lambda")}, tmix: tmix}
 			}
 			fixed := fixedFeature{cos: cosFeature{omega: omega}, tmix: tmix}
-			stats, err := ComputeStats(p.x, p.y, 12, func(x *mat.Dense) (*mat.Dense, error) { return fixed.phi(x), nil })
+			stats, err := ComputeStats(p.x, p.y, 12, func(_, x *mat.Dense) (*mat.Dense, error) { return fixed.phi(x), nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +305,7 @@ func TestCollapsedFromStatsMatchesSGPR(t *testing.T) {
 				return out, err
 			}
 			got, want := evaluate(t, p.set, fromStats), evaluate(t, p.set, direct)
-			if e := relErr(got, want); e > 1e-10 {
+			if e := testhelp.RelErr(got, want); e > 1e-10 {
 				t.Errorf("CollapsedFromStats = %.12g, SGPR %.12g (rel. err %.2g)", got, want, e)
 			}
 			checkGradient(t, p.set, fromStats, 1e-6)
@@ -213,7 +324,7 @@ func TestCollapsedFromStatsExactForFiniteRankKernel(t *testing.T) {
 	tape := ad.NewTape()
 	cf := cosFeature{omega: omega, lambda: tape.Const(lambda)}
 	f := fixedFeature{cos: cf}
-	stats, err := ComputeStats(p.x, p.y, 8, func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+	stats, err := ComputeStats(p.x, p.y, 8, func(_, x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +338,7 @@ func TestCollapsedFromStatsExactForFiniteRankKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := relErr(got.Scalar(), want.Scalar()); e > 1e-10 {
+	if e := testhelp.RelErr(got.Scalar(), want.Scalar()); e > 1e-10 {
 		t.Errorf("bound %.12g, exact LML %.12g", got.Scalar(), want.Scalar())
 	}
 }
@@ -235,13 +346,13 @@ func TestCollapsedFromStatsExactForFiniteRankKernel(t *testing.T) {
 func TestStatsPosteriorMatchesSGPRPosterior(t *testing.T) {
 	p, omega := newCosProblem(31, 35, 2, 10, 0.15)
 	rng := rand.New(rand.NewPCG(8, 8))
-	xs := randMat(rng, 13, 2, 1.2)
+	xs := testhelp.RandMat(rng, 13, 2, 1.2)
 	for _, form := range []string{"dense", "diag", "precision"} {
 		t.Run(form, func(t *testing.T) {
 			tape := ad.NewTape()
 			b := p.set.Bind(tape)
 			f := fixedFeature{cos: cosFeature{omega: omega, lambda: b.Get("lambda")}}
-			stats, err := ComputeStats(p.x, p.y, 10, func(x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
+			stats, err := ComputeStats(p.x, p.y, 10, func(_, x *mat.Dense) (*mat.Dense, error) { return f.phi(x), nil })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -286,7 +397,7 @@ func TestStatsPosteriorMatchesSGPRPosterior(t *testing.T) {
 func TestStatsBadInput(t *testing.T) {
 	x := mat.NewDense(4, 1, []float64{0, 1, 2, 3})
 	y := []float64{1, 2, 3, 4}
-	ok := func(x *mat.Dense) (*mat.Dense, error) {
+	ok := func(_, x *mat.Dense) (*mat.Dense, error) {
 		n, _ := x.Dims()
 		return mat.NewDense(2, n, nil), nil
 	}
@@ -303,11 +414,11 @@ func TestStatsBadInput(t *testing.T) {
 		{"nan y", func() error { _, err := ComputeStats(x, []float64{1, math.NaN(), 0, 0}, 2, ok); return err }, "y[1]"},
 		{"wrong shape", func() error { _, err := ComputeStats(x, y, 3, ok); return err }, "returned 2×4"},
 		{"map error", func() error {
-			_, err := ComputeStats(x, y, 2, func(*mat.Dense) (*mat.Dense, error) { return nil, errors.New("boom") })
+			_, err := ComputeStats(x, y, 2, func(_, _ *mat.Dense) (*mat.Dense, error) { return nil, errors.New("boom") })
 			return err
 		}, "boom"},
 		{"non-finite features", func() error {
-			_, err := ComputeStats(x, y, 1, func(x *mat.Dense) (*mat.Dense, error) {
+			_, err := ComputeStats(x, y, 1, func(_, x *mat.Dense) (*mat.Dense, error) {
 				n, _ := x.Dims()
 				m := mat.NewDense(1, n, nil)
 				m.Set(0, 0, math.Inf(1))
@@ -324,7 +435,7 @@ func TestStatsBadInput(t *testing.T) {
 		})
 	}
 
-	s, err := ComputeStats(x, y, 2, func(x *mat.Dense) (*mat.Dense, error) {
+	s, err := ComputeStats(x, y, 2, func(_, x *mat.Dense) (*mat.Dense, error) {
 		n, _ := x.Dims()
 		m := mat.NewDense(2, n, nil)
 		for j := 0; j < n; j++ {
@@ -377,13 +488,13 @@ func TestStatsBadInput(t *testing.T) {
 func TestCollapsedFromStatsRejectsBrokenBound(t *testing.T) {
 	const m, n, noise = 5, 20, 0.1
 	rng := rand.New(rand.NewPCG(7, 7))
-	phi := randMat(rng, m, n, 1)
+	phi := testhelp.RandMat(rng, m, n, 1)
 	y := make([]float64, n)
 	for i := range y {
 		y[i] = rng.NormFloat64()
 	}
 	x := mat.NewDense(n, 1, nil)
-	stats, err := ComputeStats(x, y, m, func(x *mat.Dense) (*mat.Dense, error) {
+	stats, err := ComputeStats(x, y, m, func(_, x *mat.Dense) (*mat.Dense, error) {
 		r, _ := x.Dims()
 		if r != n {
 			return nil, errors.New("chunked")

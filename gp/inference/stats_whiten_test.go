@@ -10,13 +10,14 @@ import (
 
 	"sgplab/gp/ad"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // orthogonal returns a random m×m orthogonal matrix (QR of a Gaussian one).
 func orthogonal(seed uint64, m int) *mat.Dense {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	var qr mat.QR
-	qr.Factorize(randMat(rng, m, m, 1))
+	qr.Factorize(testhelp.RandMat(rng, m, m, 1))
 	var q mat.Dense
 	qr.QTo(&q)
 	return &q
@@ -31,12 +32,12 @@ func TestCollapsedFromStatsWhitenMatchesDense(t *testing.T) {
 	const m = 12
 	p, omega := newCosProblem(41, 40, 2, m, 0.2)
 	rng := rand.New(rand.NewPCG(5, 5))
-	tmix := randMat(rng, m, m, 0.3)
+	tmix := testhelp.RandMat(rng, m, m, 0.3)
 	for i := 0; i < m; i++ {
 		tmix.Set(i, i, tmix.At(i, i)+1)
 	}
 	fixed := fixedFeature{cos: cosFeature{omega: omega}, tmix: tmix}
-	stats, err := ComputeStats(p.x, p.y, m, func(x *mat.Dense) (*mat.Dense, error) { return fixed.phi(x), nil })
+	stats, err := ComputeStats(p.x, p.y, m, func(_, x *mat.Dense) (*mat.Dense, error) { return fixed.phi(x), nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestCollapsedFromStatsWhitenMatchesDense(t *testing.T) {
 			}
 			vd, gd := grad(bound("dense"))
 			vw, gw := grad(bound("whiten"))
-			if e := relErr(vw, vd); e > 1e-10 {
+			if e := testhelp.RelErr(vw, vd); e > 1e-10 {
 				t.Errorf("bound with whitener %.14g, dense %.14g (rel. err %.2g)", vw, vd, e)
 			}
 			for i := range gd {

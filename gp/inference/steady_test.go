@@ -13,6 +13,7 @@ import (
 	"sgplab/gp/kernels"
 	"sgplab/gp/likelihoods"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // TestSteadyStateAllocations runs SGPR (chunked and whole Kuf), SVGP and
@@ -23,7 +24,7 @@ import (
 func TestSteadyStateAllocations(t *testing.T) {
 	const n, d, m = 2000, 4, 30
 	rng := rand.New(rand.NewPCG(17, 18))
-	x := randMat(rng, n, d, 1)
+	x := testhelp.RandMat(rng, n, d, 1)
 	y := make([]float64, n)
 	for i := range y {
 		y[i] = math.Sin(3*x.At(i, 0)) + 0.1*rng.NormFloat64()
@@ -37,7 +38,7 @@ func TestSteadyStateAllocations(t *testing.T) {
 	must(s.AddScalar("noise_variance", 0.05, param.DefaultPositive))
 	f := features.NewInducingPoints(mat.DenseCopyOf(x.Slice(0, m, 0, d)))
 	must(f.Declare(s, "f."))
-	declareQ(s, randMat(rng, m, 1, 0.3), 0.5)
+	declareQ(s, testhelp.RandMat(rng, m, 1, 0.3), 0.5)
 	lik := likelihoods.NewGaussian(0.05)
 	yc := column(y)
 

@@ -14,6 +14,7 @@ import (
 	"sgplab/gp/kernels"
 	"sgplab/gp/likelihoods"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // vffProblem is a small VFF model (1-D, additive or Kronecker) on inputs in
@@ -83,14 +84,14 @@ func newVFFProblem(t testing.TB, seed uint64, d, freqs int, s features.Structure
 	tp := ad.NewTape()
 	kuu := p.feat.Kuu(p.kern.Bind(p.set.Bind(tp), vffPrefix)).Value()
 	lk := cholesky(t, kuu)
-	mix := randMat(rng, m, m, 0.1)
+	mix := testhelp.RandMat(rng, m, m, 0.1)
 	for i := 0; i < m; i++ {
 		mix.Set(i, i, 0.6+0.3*rng.Float64())
 	}
 	var sq mat.Dense
 	sq.Mul(lk, lowerOf(mix))
 	mu := mat.NewDense(m, 1, nil)
-	mu.Mul(lk, randMat(rng, m, 1, 0.7))
+	mu.Mul(lk, testhelp.RandMat(rng, m, 1, 0.7))
 	must(p.set.Add("q_mu", mu, param.Identity{}))
 	must(p.set.Add("q_sqrt", &sq, param.Identity{}))
 	return p
@@ -244,7 +245,7 @@ func TestSVGPStructuredWhitenerMatchesDense(t *testing.T) {
 				} {
 					vg, gg := valueAndGradient(t, p.set, p.elbo(lik, pair.got))
 					vw, gw := valueAndGradient(t, p.set, p.elbo(lik, pair.want))
-					e := relErr(vg, vw)
+					e := testhelp.RelErr(vg, vw)
 					if e > 1e-9 {
 						t.Errorf("%s: ELBO %.14g vs %.14g (rel %.2g)", pair.name, vg, vw, e)
 					}
@@ -340,7 +341,7 @@ func TestSVGPStructuredOptimumAndPrediction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := relErr(elbo.Scalar(), sgpr.Scalar())
+			e := testhelp.RelErr(elbo.Scalar(), sgpr.Scalar())
 			if e > 1e-9 {
 				t.Errorf("structured SVGP at the optimal q %.14g, SGPR %.14g (rel %.2g)", elbo.Scalar(), sgpr.Scalar(), e)
 			}

@@ -13,6 +13,7 @@ import (
 	"sgplab/gp/kernels"
 	"sgplab/gp/likelihoods"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // addQ registers q_mu and q_sqrt (only the lower triangle is meaningful).
@@ -57,8 +58,8 @@ func svgpObjective(p *problem, lik likelihoods.Likelihood, whiten bool, idx []in
 }
 
 func randomQ(rng *rand.Rand, m int) (mu, sqrt *mat.Dense) {
-	mu = randMat(rng, m, 1, 0.5)
-	sqrt = randMat(rng, m, m, 0.2)
+	mu = testhelp.RandMat(rng, m, 1, 0.5)
+	sqrt = testhelp.RandMat(rng, m, m, 0.2)
 	for i := 0; i < m; i++ {
 		sqrt.Set(i, i, 0.3+0.5*rng.Float64())
 	}
@@ -119,7 +120,7 @@ func TestSVGPAtTitsiasOptimumEqualsSGPR(t *testing.T) {
 		noise   float64
 	}{{71, 30, 2, 6, 0.1}, {72, 40, 1, 4, 0.4}} {
 		p := newProblem(tc.seed, tc.n, tc.d, tc.noise)
-		z := randMat(rand.New(rand.NewPCG(tc.seed, 1)), tc.m, tc.d, 1)
+		z := testhelp.RandMat(rand.New(rand.NewPCG(tc.seed, 1)), tc.m, tc.d, 1)
 		p.addZ(z)
 		tape := ad.NewTape()
 		b := p.set.Bind(tape)
@@ -146,7 +147,7 @@ func TestSVGPAtTitsiasOptimumEqualsSGPR(t *testing.T) {
 				pp.addQ(mu, sqrt)
 			}
 			got := evaluate(t, pp.set, svgpObjective(&pp, likelihoods.NewGaussian(1), whiten, nil))
-			e := relErr(got, bound.Scalar())
+			e := testhelp.RelErr(got, bound.Scalar())
 			if e > 1e-8 {
 				t.Errorf("seed %d whiten=%v: SVGP at the optimal q = %.12g, SGPR %.12g (rel %.2g)", tc.seed, whiten, got, bound.Scalar(), e)
 			}
@@ -163,7 +164,7 @@ func TestSVGPWhitenedMatchesNonWhitened(t *testing.T) {
 				base.y = labels(base.y)
 			}
 			rng := rand.New(rand.NewPCG(81, 2))
-			z := randMat(rng, 5, 2, 1)
+			z := testhelp.RandMat(rng, 5, 2, 1)
 			mu, sqrt := randomQ(rng, 5)
 			wmu, wsqrt := whitenQ(t, base, z, mu, sqrt)
 			plain := *base
@@ -174,7 +175,7 @@ func TestSVGPWhitenedMatchesNonWhitened(t *testing.T) {
 			white.addZ(z).addQ(wmu, wsqrt)
 			a := evaluate(t, plain.set, svgpObjective(&plain, lik, false, nil))
 			w := evaluate(t, white.set, svgpObjective(&white, lik, true, nil))
-			e := relErr(a, w)
+			e := testhelp.RelErr(a, w)
 			if e > 1e-10 {
 				t.Errorf("non-whitened ELBO %.12g, whitened %.12g (rel %.2g)", a, w, e)
 			}
@@ -201,7 +202,7 @@ func TestSVGPBernoulliAgainstQuadrature(t *testing.T) {
 	p := newProblem(91, 20, 2, 0.1)
 	p.y = labels(p.y)
 	rng := rand.New(rand.NewPCG(91, 3))
-	z := randMat(rng, 6, 2, 1)
+	z := testhelp.RandMat(rng, 6, 2, 1)
 	mu, sqrt := randomQ(rng, 6)
 	p.addZ(z).addQ(mu, sqrt)
 	got := evaluate(t, p.set, svgpObjective(p, mustLik("bernoulli"), false, nil))
@@ -217,7 +218,7 @@ func TestSVGPBernoulliAgainstQuadrature(t *testing.T) {
 		}, mean[i]-12*s, mean[i]+12*s, 200, quad.Legendre{}, 0)
 		want += e
 	}
-	if e := relErr(got, want); e > 1e-7 {
+	if e := testhelp.RelErr(got, want); e > 1e-7 {
 		t.Errorf("Bernoulli ELBO %.12g, quadrature %.12g (rel %.2g)", got, want, e)
 	}
 }
@@ -225,7 +226,7 @@ func TestSVGPBernoulliAgainstQuadrature(t *testing.T) {
 func TestSVGPMinibatchIsUnbiased(t *testing.T) {
 	p := newProblem(101, 24, 2, 0.3)
 	rng := rand.New(rand.NewPCG(101, 4))
-	z := randMat(rng, 5, 2, 1)
+	z := testhelp.RandMat(rng, 5, 2, 1)
 	mu, sqrt := randomQ(rng, 5)
 	p.addZ(z).addQ(mu, sqrt)
 	lik := likelihoods.NewGaussian(1)
@@ -235,7 +236,7 @@ func TestSVGPMinibatchIsUnbiased(t *testing.T) {
 	for k := 0; k < 4; k++ {
 		avg += evaluate(t, p.set, svgpObjective(p, lik, true, perm[6*k:6*k+6])) / 4
 	}
-	if e := relErr(avg, full); e > 1e-12 {
+	if e := testhelp.RelErr(avg, full); e > 1e-12 {
 		t.Errorf("mean of minibatch ELBOs %.12g, full-batch ELBO %.12g", avg, full)
 	}
 }
@@ -256,7 +257,7 @@ func TestSVGPGradient(t *testing.T) {
 			}
 			rng := rand.New(rand.NewPCG(111, 5))
 			mu, sqrt := randomQ(rng, 4)
-			p.addZ(randMat(rng, 4, 2, 1)).addQ(mu, sqrt)
+			p.addZ(testhelp.RandMat(rng, 4, 2, 1)).addQ(mu, sqrt)
 			checkGradient(t, p.set, svgpObjective(p, mustLik(tc.lik), tc.whiten, []int{0, 2, 3, 5, 7, 8}), 1e-6)
 		})
 	}
@@ -265,10 +266,10 @@ func TestSVGPGradient(t *testing.T) {
 func TestSVGPPosteriorMatchesNaive(t *testing.T) {
 	p := newProblem(121, 10, 2, 0.2)
 	rng := rand.New(rand.NewPCG(121, 6))
-	z := randMat(rng, 5, 2, 1)
+	z := testhelp.RandMat(rng, 5, 2, 1)
 	mu, sqrt := randomQ(rng, 5)
 	wmu, wsqrt := whitenQ(t, p, z, mu, sqrt)
-	xs := randMat(rng, 8, 2, 1.5)
+	xs := testhelp.RandMat(rng, 8, 2, 1.5)
 	wantMean, wantVar := naiveMarginals(p, xs, z, mu, sqrt)
 	for _, whiten := range []bool{false, true} {
 		pp := *p

@@ -14,6 +14,7 @@ import (
 	"sgplab/gp/features"
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
 
 // vofProblem is a small 1-D regression problem with a VOF feature and a
@@ -141,7 +142,7 @@ func TestVOFELBOMatchesSVGP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if relErr(got, want.Scalar()) > 1e-11 {
+		if testhelp.RelErr(got, want.Scalar()) > 1e-11 {
 			t.Errorf("%+v: VOFELBO %.12g, SVGP %.12g", c, got, want.Scalar())
 		}
 	}
@@ -166,7 +167,7 @@ func TestVOFOptimalBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if relErr(opt.Full, titsias.Scalar()) > 1e-10 {
+	if testhelp.RelErr(opt.Full, titsias.Scalar()) > 1e-10 {
 		t.Errorf("optimal dense ELBO %.12g, Titsias bound %.12g", opt.Full, titsias.Scalar())
 	}
 	if !(opt.MeanField < opt.Full) {
@@ -180,7 +181,7 @@ func TestVOFOptimalBounds(t *testing.T) {
 	}
 	full := elboConst(t, p, mean, l, nil)
 	mf := elboConst(t, p, mean, nil, sd)
-	if relErr(full, opt.Full) > 1e-10 || relErr(mf, opt.MeanField) > 1e-10 {
+	if testhelp.RelErr(full, opt.Full) > 1e-10 || testhelp.RelErr(mf, opt.MeanField) > 1e-10 {
 		t.Errorf("ELBO at optimal q: dense %.12g (closed form %.12g), diagonal %.12g (closed form %.12g)", full, opt.Full, mf, opt.MeanField)
 	}
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -260,7 +261,7 @@ func TestVOFMonteCarloQuadratureLimit(t *testing.T) {
 		for _, hermite := range []bool{true, false} {
 			p := newVOFProblem(t, 2, 25, "se", hermite, diag)
 			got := p.monteCarlo(t, s, s).Scalar()
-			if want := p.exact(t); relErr(got, want) > 1e-9 {
+			if want := p.exact(t); testhelp.RelErr(got, want) > 1e-9 {
 				t.Errorf("hermite=%v diag=%v: quadrature-rule estimator %.12g, exact %.12g", hermite, diag, got, want)
 			}
 		}

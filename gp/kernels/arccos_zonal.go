@@ -32,8 +32,8 @@ func (b *arcCosineBound) Augment(x *ad.Node) *ad.Node {
 	return augment(x, b.w, b.bias, b.k.dim, 1)
 }
 
-func (b *arcCosineBound) AugmentValue(x *mat.Dense) *mat.Dense {
-	return augmentValue(x, b.w, b.bias, b.k.dim, 1)
+func (b *arcCosineBound) AugmentValue(dst, x *mat.Dense) *mat.Dense {
+	return augmentValue(dst, x, b.w, b.bias, b.k.dim, 1)
 }
 
 // DiagSum is Σ_n k(x_n, x_n) = s(1) Σ_n ρ_n^{2n} (kernels.DiagSummer).

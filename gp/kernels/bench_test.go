@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/ad"
+	"sgplab/internal/testhelp"
 )
 
 // BenchmarkK is K(X, Z) for N = 10⁴, M = 500, D = 8 with ARD
@@ -15,8 +16,8 @@ func BenchmarkK(b *testing.B) {
 	for _, name := range []string{"se", "matern32", "periodic", "arccos1"} {
 		b.Run(name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 1))
-			x, z := randMat(rng, 10000, 8, 1), randMat(rng, 500, 8, 1)
-			w := randMat(rng, 10000, 500, 1)
+			x, z := testhelp.RandMat(rng, 10000, 8, 1), testhelp.RandMat(rng, 500, 8, 1)
+			w := testhelp.RandMat(rng, 10000, 500, 1)
 			k := mustNew(b, name, 8, Options{ARD: true})
 			s := declared(b, k)
 			b.ResetTimer()
@@ -33,7 +34,7 @@ func BenchmarkK(b *testing.B) {
 // BenchmarkKForward is the forward pass alone (prediction, Matrix).
 func BenchmarkKForward(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	x, z := randMat(rng, 10000, 8, 1), randMat(rng, 500, 8, 1)
+	x, z := testhelp.RandMat(rng, 10000, 8, 1), testhelp.RandMat(rng, 500, 8, 1)
 	k := mustNew(b, "matern32", 8, Options{ARD: true})
 	s := declared(b, k)
 	var m *mat.Dense

@@ -13,17 +13,8 @@ import (
 
 	"sgplab/gp/ad"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
-
-func randMat(rng *rand.Rand, r, c int, scale float64) *mat.Dense {
-	m := mat.NewDense(r, c, nil)
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			m.Set(i, j, scale*rng.NormFloat64())
-		}
-	}
-	return m
-}
 
 // weighted records Σ w∘n as a 1×1 node.
 func weighted(n *ad.Node, w *mat.Dense) *ad.Node {
@@ -145,8 +136,8 @@ func TestGradients(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(ci), 7))
 				k := mustNew(t, c.name, c.dim, c.opts)
 				s := declared(t, k)
-				x := randMat(rng, 5, c.dim, 1)
-				z := randMat(rng, 4, c.dim, 1)
+				x := testhelp.RandMat(rng, 5, c.dim, 1)
+				z := testhelp.RandMat(rng, 4, c.dim, 1)
 				if mode == "shared-rows" {
 					z.SetRow(1, x.RawRowView(2))
 					z.SetRow(3, x.RawRowView(0))
@@ -155,11 +146,11 @@ func TestGradients(t *testing.T) {
 				var w *mat.Dense
 				switch {
 				case diag:
-					w = randMat(rng, 5, 1, 1)
+					w = testhelp.RandMat(rng, 5, 1, 1)
 				case same:
-					w = randMat(rng, 5, 5, 1)
+					w = testhelp.RandMat(rng, 5, 5, 1)
 				default:
-					w = randMat(rng, 5, 4, 1)
+					w = testhelp.RandMat(rng, 5, 4, 1)
 				}
 				tp := ad.NewTape()
 				bs := s.Bind(tp)
@@ -202,7 +193,7 @@ func TestPositiveDefinite(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(ci), 11))
 			k := mustNew(t, c.name, c.dim, c.opts)
 			s := declared(t, k)
-			x := randMat(rng, 40, c.dim, 1.5)
+			x := testhelp.RandMat(rng, 40, c.dim, 1.5)
 			x.SetRow(7, x.RawRowView(3)) // a duplicate input
 			km := Matrix(k, s, "kern.", x, x)
 			diag := DiagValues(k, s, "kern.", x)
@@ -342,7 +333,7 @@ func TestArcCosineCircleCoefficients(t *testing.T) {
 
 func TestSumProductAdditiveAlgebra(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	x, z := randMat(rng, 6, 2, 1), randMat(rng, 5, 2, 1)
+	x, z := testhelp.RandMat(rng, 6, 2, 1), testhelp.RandMat(rng, 5, 2, 1)
 	se := mustNew(t, "se", 2, Options{Variance: 1.3, Lengthscales: []float64{0.7, 1.2}})
 	per := mustNew(t, "periodic", 2, Options{Variance: 0.6, Lengthscales: []float64{0.9}, Period: 1.4})
 	s1, s2 := declared(t, se), declared(t, per)
@@ -486,7 +477,7 @@ func TestWrongInputWidthPanicsClearly(t *testing.T) {
 // large matrix agrees with row-by-row evaluation.
 func TestLargeParallelMatchesSmall(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	x, z := randMat(rng, 700, 3, 1), randMat(rng, 60, 3, 1)
+	x, z := testhelp.RandMat(rng, 700, 3, 1), testhelp.RandMat(rng, 60, 3, 1)
 	for _, name := range []string{"matern32", "periodic", "arccos1"} {
 		k := mustNew(t, name, 3, Options{ARD: true, Lengthscales: []float64{0.8}})
 		s := declared(t, k)
@@ -509,7 +500,7 @@ func TestSameBitsOnAnyCoreCount(t *testing.T) {
 	for _, c := range kernelCases() {
 		t.Run(fmt.Sprintf("%s/%dd", c.name, c.dim), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(31, uint64(c.dim)))
-			x, z, w := randMat(rng, 5*chunkRows+17, c.dim, 1), randMat(rng, 70, c.dim, 1), randMat(rng, 5*chunkRows+17, 70, 1)
+			x, z, w := testhelp.RandMat(rng, 5*chunkRows+17, c.dim, 1), testhelp.RandMat(rng, 70, c.dim, 1), testhelp.RandMat(rng, 5*chunkRows+17, 70, 1)
 			k := mustNew(t, c.name, c.dim, c.opts)
 			s := declared(t, k)
 			eval := func() []float64 {
@@ -560,7 +551,7 @@ func TestStationaryGradientsChunked(t *testing.T) {
 			if n*70 < 1<<14 {
 				t.Fatal("too small for parallelRows to split")
 			}
-			x, z, w := randMat(rng, n, c.dim, 1), randMat(rng, 70, c.dim, 1), randMat(rng, n, 70, 1)
+			x, z, w := testhelp.RandMat(rng, n, c.dim, 1), testhelp.RandMat(rng, 70, c.dim, 1), testhelp.RandMat(rng, n, 70, 1)
 			z.SetRow(2, x.RawRowView(200)) // r = 0 in a later chunk
 			tp := ad.NewTape()
 			bs := s.Bind(tp)

@@ -32,7 +32,9 @@ type ZonalBound interface {
 	Augment(x *ad.Node) *ad.Node
 	// AugmentValue is Augment on values only (no tape), safe for
 	// concurrent use: for precomputing features over chunks of the data.
-	AugmentValue(x *mat.Dense) *mat.Dense
+	// It writes x̃ into dst (N×d) and returns it; a nil dst gets a new
+	// matrix.
+	AugmentValue(dst, x *mat.Dense) *mat.Dense
 	// Coefficients returns λ_ℓ, ℓ = 0…maxLevel ((maxLevel+1)×1), the
 	// Funk–Hecke coefficients of s under the surface measure (package
 	// sphere): s(t) = Σ_ℓ λ_ℓ N(d,ℓ)/Ω_{d−1} R_ℓ(t). Levels that vanish by
@@ -153,6 +155,18 @@ func (b *zonalBound) ShapeAtOne() *ad.Node  { return b.variance }
 func (b *zonalBound) Parity() sphere.Parity { return sphere.Parity{} }
 func (b *zonalBound) Variance() *ad.Node    { return b.variance }
 
+// SeriesLevels is T for a spectral kernel, defined as its Mercer series
+// truncated at T levels, s(t) = Σ_{ℓ<T} λ_ℓ N(d,ℓ)/Ω_{d−1} R_ℓ(t) with
+// Coefficients(T−1) normalised to Σ_{ℓ<T} λ_ℓ N(d,ℓ)/Ω_{d−1} = s(1), so that
+// a feature set can sum the levels it leaves out (features.TraceResidual);
+// 0 for a chordal kernel, whose series does not end.
+func (b *zonalBound) SeriesLevels() int {
+	if b.k.spectral {
+		return b.k.truncation
+	}
+	return 0
+}
+
 func (b *zonalBound) Augment(x *ad.Node) *ad.Node {
 	checkInputs(b.k.name, b.k.dim, x)
 	return augment(x, b.w, b.bias, b.k.dim, b.k.biasCols)
@@ -186,11 +200,13 @@ func (c *radialCache) radialDiagSum(x *mat.Dense, w, bias *ad.Node, dim, biasCol
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.x != x || c.bias != bv || !equalFloats(c.w, wv) {
-		xt := augmentValue(x, w, bias, dim, biasCols)
-		n, _ := xt.Dims()
+		// Row by row: x̃ of millions of training rows is never needed whole.
+		n, _ := x.Dims()
+		sw, sb := sqrtAll(wv), math.Sqrt(bv)
+		row := make([]float64, dim+biasCols)
 		s := 0.0
 		for i := 0; i < n; i++ {
-			row := xt.RawRowView(i)
+			augmentRow(row, x.RawRowView(i), sw, sb)
 			r2 := 0.0
 			for _, v := range row {
 				r2 += v * v
@@ -214,35 +230,46 @@ func equalFloats(a, b []float64) bool {
 	return true
 }
 
-func (b *zonalBound) AugmentValue(x *mat.Dense) *mat.Dense {
-	return augmentValue(x, b.w, b.bias, b.k.dim, b.k.biasCols)
+func (b *zonalBound) AugmentValue(dst, x *mat.Dense) *mat.Dense {
+	return augmentValue(dst, x, b.w, b.bias, b.k.dim, b.k.biasCols)
 }
 
-func augmentValue(x *mat.Dense, w, bias *ad.Node, dim, biasCols int) *mat.Dense {
+// augmentValue writes x̃ = (√w∘x, √b over biasCols columns) into out (a
+// new matrix if nil) and returns it.
+func augmentValue(out, x *mat.Dense, w, bias *ad.Node, dim, biasCols int) *mat.Dense {
 	n, c := x.Dims()
 	if c != dim {
 		panic(fmt.Sprintf("kernels: inputs have %d columns, kernel has %d", c, dim))
 	}
+	if out == nil {
+		out = mat.NewDense(n, dim+biasCols, nil)
+	} else if r, oc := out.Dims(); r != n || oc != dim+biasCols {
+		panic(fmt.Sprintf("kernels: augmented inputs into a %d×%d matrix, want %d×%d", r, oc, n, dim+biasCols))
+	}
 	sw := sqrtAll(expand(w, dim))
 	sb := math.Sqrt(bias.Scalar())
-	out := mat.NewDense(n, dim+biasCols, nil)
 	for i := 0; i < n; i++ {
-		src, dst := x.RawRowView(i), out.RawRowView(i)
-		for j, v := range src {
-			dst[j] = sw[j] * v
-		}
-		for j := dim; j < dim+biasCols; j++ {
-			dst[j] = sb
-		}
+		augmentRow(out.RawRowView(i), x.RawRowView(i), sw, sb)
 	}
 	return out
+}
+
+// augmentRow writes the augmented row (√w∘src, then sb in every further
+// column of dst).
+func augmentRow(dst, src, sw []float64, sb float64) {
+	for j, v := range src {
+		dst[j] = sw[j] * v
+	}
+	for j := len(src); j < len(dst); j++ {
+		dst[j] = sb
+	}
 }
 
 // augment returns x̃ = (√w∘x, √b repeated over biasCols columns).
 func augment(x, w, bias *ad.Node, dim, biasCols int) *ad.Node {
 	n, _ := x.Dims()
 	xs := ad.MulRowVec(x, ad.Sqrt(broadcastRow(w, dim)))
-	ones := mat.NewDense(n, biasCols, nil)
+	ones := x.Tape().NewDenseNonZeroed(n, biasCols) // reused by a reset tape
 	for i := range ones.RawMatrix().Data {
 		ones.RawMatrix().Data[i] = 1
 	}
@@ -254,8 +281,9 @@ func augment(x, w, bias *ad.Node, dim, biasCols int) *ad.Node {
 // undefined (it cannot happen with a positive bias variance).
 func Radius(xt *ad.Node) (rho, dir *ad.Node, err error) {
 	rho = ad.Sqrt(ad.RowSums(ad.Square(xt)))
-	for i, v := range mat.Col(nil, 0, rho.Value()) {
-		if !(v > 0) || math.IsInf(v, 0) {
+	rv := rho.Value()
+	for i := range rv.RawMatrix().Rows {
+		if v := rv.At(i, 0); !(v > 0) || math.IsInf(v, 0) {
 			return nil, nil, fmt.Errorf("kernels: augmented input %d has norm %v; its direction on the sphere is undefined (is the bias variance zero?)", i, v)
 		}
 	}

@@ -12,9 +12,8 @@ import (
 
 	"sgplab/gp/ad"
 	"sgplab/gp/param"
+	"sgplab/internal/testhelp"
 )
-
-func relErr(got, want float64) float64 { return math.Abs(got-want) / math.Max(1, math.Abs(want)) }
 
 // gaussExpect is ∫ g(f) N(f; mu, v) df by brute-force Legendre quadrature
 // over ±14 standard deviations, independent of Gauss–Hermite.
@@ -68,7 +67,7 @@ func TestLogNormCDF(t *testing.T) {
 		}
 	}
 	for _, z := range []float64{-5, -0.3, 0, 0.7, 8, 40} {
-		if e := relErr(LogNormCDF(z), math.Log(NormCDF(z))); e > 1e-15 && z < 8 {
+		if e := testhelp.RelErr(LogNormCDF(z), math.Log(NormCDF(z))); e > 1e-15 && z < 8 {
 			t.Errorf("z=%g: %g vs %g", z, LogNormCDF(z), math.Log(NormCDF(z)))
 		}
 	}
@@ -85,7 +84,7 @@ func TestLogNormCDF(t *testing.T) {
 		h := 1e-5 * math.Max(1, math.Abs(z))
 		fd1 := (LogNormCDF(z+h) - LogNormCDF(z-h)) / (2 * h)
 		fd2 := (invMills(z+h) - invMills(z-h)) / (2 * h)
-		if relErr(d1, fd1) > 1e-7 || relErr(d2, fd2) > 1e-6 {
+		if testhelp.RelErr(d1, fd1) > 1e-7 || testhelp.RelErr(d2, fd2) > 1e-6 {
 			t.Errorf("z=%g: derivs (%g, %g), fd (%g, %g)", z, d1, d2, fd1, fd2)
 		}
 	}
@@ -113,33 +112,33 @@ func TestVarExpAgainstQuadrature(t *testing.T) {
 
 		got := ber.VarExp(nil, "", mu, v, y).Value().At(0, 0)
 		want := gaussExpect(func(f float64) float64 { return LogNormCDF(c.y * f) }, c.mu, c.v)
-		if e := relErr(got, want); e > 1e-9 {
+		if e := testhelp.RelErr(got, want); e > 1e-9 {
 			t.Errorf("Bernoulli %+v: GH-120 %.15g, quadrature %.15g (rel err %.2g)", c, got, want, e)
 		}
 		got20 := ber20.VarExp(nil, "", mu, v, y).Value().At(0, 0)
-		if e := relErr(got20, want); e > 3e-5 {
+		if e := testhelp.RelErr(got20, want); e > 3e-5 {
 			t.Errorf("Bernoulli %+v: GH-20 %.15g, quadrature %.15g (rel err %.2g)", c, got20, want, e)
 		}
 		gotLD := ber.LogDensity(nil, "", []float64{c.mu}, []float64{c.v}, []float64{c.y})[0]
 		wantLD := math.Log(gaussExpect(func(f float64) float64 { return NormCDF(c.y * f) }, c.mu, c.v))
-		if e := relErr(gotLD, wantLD); e > 1e-10 {
+		if e := testhelp.RelErr(gotLD, wantLD); e > 1e-10 {
 			t.Errorf("Bernoulli LogDensity %+v: %.15g, quadrature %.15g", c, gotLD, wantLD)
 		}
 		p, pv := ber.Predict(nil, "", []float64{c.mu}, []float64{c.v})
 		wantP := gaussExpect(NormCDF, c.mu, c.v)
-		if relErr(p[0], wantP) > 1e-10 || relErr(pv[0], wantP*(1-wantP)) > 1e-10 {
+		if testhelp.RelErr(p[0], wantP) > 1e-10 || testhelp.RelErr(pv[0], wantP*(1-wantP)) > 1e-10 {
 			t.Errorf("Bernoulli Predict %+v: %g, quadrature %g", c, p[0], wantP)
 		}
 
 		s2 := 0.3
 		gotG := gau.VarExp(b, "lik.", mu, v, y).Value().At(0, 0)
 		logN := func(f float64) float64 { d := c.y - f; return -0.5*math.Log(2*math.Pi*s2) - d*d/(2*s2) }
-		if e := relErr(gotG, gaussExpect(logN, c.mu, c.v)); e > 1e-10 {
+		if e := testhelp.RelErr(gotG, gaussExpect(logN, c.mu, c.v)); e > 1e-10 {
 			t.Errorf("Gaussian %+v: %.15g, quadrature %.15g", c, gotG, gaussExpect(logN, c.mu, c.v))
 		}
 		gotGLD := gau.LogDensity(s, "lik.", []float64{c.mu}, []float64{c.v}, []float64{c.y})[0]
 		wantGLD := math.Log(gaussExpect(func(f float64) float64 { return math.Exp(logN(f)) }, c.mu, c.v))
-		if e := relErr(gotGLD, wantGLD); e > 1e-10 {
+		if e := testhelp.RelErr(gotGLD, wantGLD); e > 1e-10 {
 			t.Errorf("Gaussian LogDensity %+v: %.15g, quadrature %.15g", c, gotGLD, wantGLD)
 		}
 	}
@@ -217,7 +216,7 @@ func TestBernoulliSmallVariance(t *testing.T) {
 	}
 	_, _, d2 := logNormCDFDerivs(-1.3)
 	for _, vv := range []float64{0, 1e-13, 1e-10, 1e-8} {
-		if e := relErr(dv(vv), 0.5*d2); e > 1e-6 {
+		if e := testhelp.RelErr(dv(vv), 0.5*d2); e > 1e-6 {
 			t.Errorf("v=%g: dVarExp/dv %.12g, want ½h″(μ) = %.12g", vv, dv(vv), 0.5*d2)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/internal/testhelp"
 )
 
 // BenchmarkGram times A Aᵀ for the M×N shapes of the collapsed bound,
@@ -17,7 +19,7 @@ func BenchmarkGram(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	const n = 10_000
 	for _, m := range []int{100, 500, 1000} {
-		a := randDense(rng, m, n)
+		a := testhelp.RandMat(rng, m, n, 1)
 		flops := float64(n) * float64(m) * float64(m)
 		report := func(b *testing.B) {
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
@@ -52,8 +54,8 @@ func BenchmarkGramAdjoint(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	const n = 10_000
 	for _, m := range []int{100, 500, 1000} {
-		a, g := randDense(rng, m, n), randDense(rng, m, m)
-		u, v := randDense(rng, m, 1).RawMatrix().Data, randDense(rng, n, 1).RawMatrix().Data
+		a, g := testhelp.RandMat(rng, m, n, 1), testhelp.RandMat(rng, m, m, 1)
+		u, v := testhelp.RandMat(rng, m, 1, 1).RawMatrix().Data, testhelp.RandMat(rng, n, 1, 1).RawMatrix().Data
 		b.Run(fmt.Sprintf("M=%d/N=%d", m, n), func(b *testing.B) {
 			for b.Loop() {
 				GramAdjoint(g, a, u, v)
@@ -74,7 +76,7 @@ func BenchmarkDgemm(b *testing.B) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	const n = 10_000
 	for _, m := range []int{100, 500, 1000} {
-		a := randDense(rng, m, n)
+		a := testhelp.RandMat(rng, m, n, 1)
 		ar := a.RawMatrix()
 		flops := 2 * float64(n) * float64(m) * float64(m)
 		report := func(b *testing.B) {

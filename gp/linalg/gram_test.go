@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/internal/testhelp"
 )
 
 // TestGramVecAdjoint checks GramVec and GramAdjoint against plain products
@@ -34,10 +36,10 @@ func testGramVecAdjoint(t *testing.T) {
 	for _, sh := range [][2]int{{1, 1}, {3, 7}, {5, 600}, {40, 2*gramChunk + 17}, {150, 900}} {
 		t.Run(fmt.Sprintf("%dx%d", sh[0], sh[1]), func(t *testing.T) {
 			r, c := sh[0], sh[1]
-			a := randDense(rng, r, c)
-			v := randDense(rng, c, 1).RawMatrix().Data
-			u := randDense(rng, r, 1).RawMatrix().Data
-			gbar := randDense(rng, r, r)
+			a := testhelp.RandMat(rng, r, c, 1)
+			v := testhelp.RandMat(rng, c, 1, 1).RawMatrix().Data
+			u := testhelp.RandMat(rng, r, 1, 1).RawMatrix().Data
+			gbar := testhelp.RandMat(rng, r, r, 1)
 
 			g, av := GramVec(a, v)
 			want := mat.NewDense(r, r, nil)
@@ -76,14 +78,14 @@ func TestWhitened(t *testing.T) {
 		rng := rand.New(rand.NewPCG(19, 19))
 		for _, sh := range [][2]int{{3, 7}, {40, 2*gramChunk + 17}, {150, 900}, {2*triBase + 45, 700}} {
 			r, c := sh[0], sh[1]
-			a := randDense(rng, r, c)
-			v := randDense(rng, c, 1).RawMatrix().Data
-			u := randDense(rng, r, 1).RawMatrix().Data
-			tm := randDense(rng, r, r)
+			a := testhelp.RandMat(rng, r, c, 1)
+			v := testhelp.RandMat(rng, c, 1, 1).RawMatrix().Data
+			u := testhelp.RandMat(rng, r, 1, 1).RawMatrix().Data
+			tm := testhelp.RandMat(rng, r, r, 1)
 			l := diagDominantLower(rng, r)
 			w := SolveLower(l, a)
 			// Start from a non-zero G and A v to check that they accumulate.
-			g0 := randDense(rng, r, r)
+			g0 := testhelp.RandMat(rng, r, r, 1)
 			g := mat.DenseCopyOf(g0)
 			av := make([]float64, r)
 			av[0] = 1
@@ -160,10 +162,10 @@ func testCongruence(t *testing.T) {
 				}
 				l.Set(i, i, 1+rng.Float64())
 			}
-			x := randDense(rng, n, n)
+			x := testhelp.RandMat(rng, n, n, 1)
 			g := mat.NewDense(n, n, nil)
 			g.Add(x, x.T())
-			cbar := randDense(rng, n, n)
+			cbar := testhelp.RandMat(rng, n, n, 1)
 
 			var linv mat.Dense
 			if err := linv.Inverse(l); err != nil {
@@ -223,7 +225,7 @@ func TestSolveSplit(t *testing.T) {
 		for _, sh := range [][2]int{{3, 5}, {150, 900}, {200, 129}} {
 			n, k := sh[0], sh[1]
 			l := diagDominantLower(rng, n)
-			b := randDense(rng, n, k)
+			b := testhelp.RandMat(rng, n, k, 1)
 			x := SolveLower(l, b)
 			// L·x must give back b, column by column.
 			var col, lx mat.VecDense
@@ -250,10 +252,10 @@ func TestSameBitsOnAnyCoreCount(t *testing.T) {
 	if splitCols(r, c, minSumCols) < 2 || splitCols(r, r, minBlockCols) < 2 {
 		t.Fatalf("shapes %d×%d do not split; the test would prove nothing", r, c)
 	}
-	a := randDense(rng, r, c)
-	v := randDense(rng, c, 1).RawMatrix().Data
-	u := randDense(rng, r, 1).RawMatrix().Data
-	gbar := randDense(rng, r, r)
+	a := testhelp.RandMat(rng, r, c, 1)
+	v := testhelp.RandMat(rng, c, 1, 1).RawMatrix().Data
+	u := testhelp.RandMat(rng, r, 1, 1).RawMatrix().Data
+	gbar := testhelp.RandMat(rng, r, r, 1)
 	l := diagDominantLower(rng, r)
 	run := func() []*mat.Dense {
 		g, av := GramVec(a, v)
@@ -300,7 +302,7 @@ func bitwiseEqual(a, b *mat.Dense) bool {
 // diagDominantLower returns a random n×n lower-triangular matrix whose
 // diagonal dominates its rows (well conditioned at any n).
 func diagDominantLower(rng *rand.Rand, n int) *mat.Dense {
-	l := randDense(rng, n, n)
+	l := testhelp.RandMat(rng, n, n, 1)
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
 			l.Set(i, j, 0)

@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/internal/testhelp"
 )
 
 func TestInverseChol(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, n := range []int{1, 2, 33, 200, 2*invBlock + 17} {
-		a := randSPD(rng, n)
+		a := mat.DenseCopyOf(testhelp.RandSPD(rng, n, 1))
 		l, err := Cholesky(a)
 		if err != nil {
 			t.Fatal(err)
@@ -48,7 +50,7 @@ func TestInverseChol(t *testing.T) {
 func TestGram(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	for _, sh := range [][2]int{{1, 1}, {3, 7}, {40, 2 * gramChunk}, {130, gramChunk + 3}, {300, 260}, {2, 0}} {
-		a := randDense(rng, sh[0], max(sh[1], 1)).Slice(0, sh[0], 0, sh[1]).(*mat.Dense)
+		a := testhelp.RandMat(rng, sh[0], max(sh[1], 1), 1).Slice(0, sh[0], 0, sh[1]).(*mat.Dense)
 		if sh[1] == 0 {
 			a = &mat.Dense{}
 			a.ReuseAs(sh[0], 1)
@@ -75,7 +77,7 @@ func TestGram(t *testing.T) {
 func TestInverseCholSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	n := 3*invBlock + 5
-	l, err := Cholesky(randSPD(rng, n))
+	l, err := Cholesky(mat.DenseCopyOf(testhelp.RandSPD(rng, n, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,27 +9,9 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/internal/testhelp"
 )
-
-func randDense(rng *rand.Rand, r, c int) *mat.Dense {
-	m := mat.NewDense(r, c, nil)
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
-			m.Set(i, j, rng.NormFloat64())
-		}
-	}
-	return m
-}
-
-func randSPD(rng *rand.Rand, n int) *mat.Dense {
-	x := randDense(rng, n, n+3)
-	a := mat.NewDense(n, n, nil)
-	a.Mul(x, x.T())
-	for i := 0; i < n; i++ {
-		a.Set(i, i, a.At(i, i)+1)
-	}
-	return a
-}
 
 // checkedCholesky factorises in and checks L Lᵀ against the symmetric a.
 func checkedCholesky(t *testing.T, in, a *mat.Dense) *mat.Dense {
@@ -50,9 +32,9 @@ func checkedCholesky(t *testing.T, in, a *mat.Dense) *mat.Dense {
 func TestCholesky(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, n := range []int{1, 2, 17, 150, cholSplitMin + cholRows + 37} {
-		a := randSPD(rng, n)
+		a := mat.DenseCopyOf(testhelp.RandSPD(rng, n, 1))
 		// An asymmetric perturbation must be ignored up to symmetrisation.
-		skew := randDense(rng, n, n)
+		skew := testhelp.RandMat(rng, n, n, 1)
 		skew.Sub(skew, skew.T())
 		skew.Scale(1e-3, skew)
 		var in mat.Dense
@@ -175,11 +157,11 @@ func TestSolves(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	for _, sz := range [][2]int{{1, 1}, {5, 3}, {200, 201}, {300, 7}} {
 		n, k := sz[0], sz[1]
-		l, err := Cholesky(randSPD(rng, n))
+		l, err := Cholesky(mat.DenseCopyOf(testhelp.RandSPD(rng, n, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := randDense(rng, n, k)
+		b := testhelp.RandMat(rng, n, k, 1)
 		var a mat.Dense
 		a.Mul(l, l.T())
 		tests := []struct {
@@ -253,7 +235,7 @@ func TestCholeskyBlocked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	// Both row-block heights: below and above cholRowsMin.
 	for _, n := range []int{cholSplitMin + 2*cholRowsFor(cholSplitMin) + 3, cholRowsMin + 3} {
-		a := randSPD(rng, n)
+		a := mat.DenseCopyOf(testhelp.RandSPD(rng, n, 1))
 		sameBitsOnProcs(t, "factor", func() (*mat.Dense, error) { return Cholesky(a) })
 		checkedCholesky(t, a, a)
 		bad := mat.DenseCopyOf(a)

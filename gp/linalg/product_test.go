@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/internal/testhelp"
 )
 
 // TestLowerMulTTo checks α·tril(A Bᵀ) + β·tril(dst) against the full
@@ -20,8 +22,8 @@ func TestLowerMulTTo(t *testing.T) {
 			for _, ab := range [][2]float64{{1, 0}, {-1, 0}, {-0.5, 1}, {2, -3}} {
 				n, k := sh[0], sh[1]
 				t.Run(fmt.Sprintf("n=%d/k=%d/alpha=%g/beta=%g", n, k, ab[0], ab[1]), func(t *testing.T) {
-					a, b := randDense(rng, n, k), randDense(rng, n, k)
-					dst := randDense(rng, n, n)
+					a, b := testhelp.RandMat(rng, n, k, 1), testhelp.RandMat(rng, n, k, 1)
+					dst := testhelp.RandMat(rng, n, n, 1)
 					want := mat.NewDense(n, n, nil)
 					if k > 0 {
 						want.Mul(a, b.T())
@@ -58,7 +60,7 @@ func TestLowerMulTTo(t *testing.T) {
 func TestLowerMulTToSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 2))
 	n, k := 5*lowerRows+3, 400
-	a, b, c := randDense(rng, n, k), randDense(rng, n, k), randDense(rng, n, n)
+	a, b, c := testhelp.RandMat(rng, n, k, 1), testhelp.RandMat(rng, n, k, 1), testhelp.RandMat(rng, n, n, 1)
 	sameBitsOnProcs(t, "tril(A Bᵀ)", func() (*mat.Dense, error) {
 		dst := mat.DenseCopyOf(c)
 		LowerMulTTo(dst, -1, a, b, 0.5)
@@ -75,7 +77,7 @@ func TestMulTo(t *testing.T) {
 		r, k, c := sh[0], sh[1], sh[2]
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			t.Run(fmt.Sprintf("%dx%dx%d/ta=%v/tb=%v", r, k, c, tr[0], tr[1]), func(t *testing.T) {
-				var a, b mat.Matrix = randDense(rng, r, k), randDense(rng, k, c)
+				var a, b mat.Matrix = testhelp.RandMat(rng, r, k, 1), testhelp.RandMat(rng, k, c, 1)
 				if tr[0] {
 					a = mat.DenseCopyOf(a.T()).T() // the same values, stored k×r and read transposed
 				}
@@ -112,7 +114,7 @@ func TestTriangularRecursion(t *testing.T) {
 				}
 				l.Set(i, i, diag+rng.Float64())
 			}
-			b := randDense(rng, n, 150)
+			b := testhelp.RandMat(rng, n, 150, 1)
 			check := func(name string, got *mat.Dense, want mat.Matrix, tol float64) {
 				t.Helper()
 				if !mat.EqualApprox(got, want, tol) {
@@ -142,7 +144,7 @@ func TestGemm(t *testing.T) {
 		r, k, c := sh[0], sh[1], sh[2]
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			t.Run(fmt.Sprintf("%dx%dx%d/ta=%v/tb=%v", r, k, c, tr[0], tr[1]), func(t *testing.T) {
-				a, b, c0 := randDense(rng, r, k), randDense(rng, k, c), randDense(rng, r, c)
+				a, b, c0 := testhelp.RandMat(rng, r, k, 1), testhelp.RandMat(rng, k, c, 1), testhelp.RandMat(rng, r, c, 1)
 				var opA, opB mat.Matrix = a, b
 				ga, gb := a.RawMatrix(), b.RawMatrix()
 				ta, tb := blas.NoTrans, blas.NoTrans
@@ -187,7 +189,7 @@ func TestSolveRightLower(t *testing.T) {
 	raw := l.RawMatrix()
 	tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: raw.Stride, Data: raw.Data}
 	for _, rows := range []int{5, 372, 1000} {
-		b := randDense(rng, rows, n)
+		b := testhelp.RandMat(rng, rows, n, 1)
 		sameBitsOnProcs(t, "B·L⁻¹", func() (*mat.Dense, error) {
 			x := mat.DenseCopyOf(b)
 			SolveRightLower(tri, x.RawMatrix())

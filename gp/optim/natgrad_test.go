@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/internal/testhelp"
 )
 
 // conjugate is the SVGP-like ELBO of q(u) = N(m, S) with prior N(0, K) and
@@ -30,22 +32,7 @@ func newConjugate(rng *rand.Rand, n, m int) *conjugate {
 	for i := range y {
 		y[i] = rng.NormFloat64()
 	}
-	return &conjugate{A: a, K: randSPD(rng, m, 1), y: y, sig2: 0.3}
-}
-
-func randSPD(rng *rand.Rand, m int, jitter float64) *mat.SymDense {
-	b := mat.NewDense(m, m, nil)
-	for i := range m {
-		for j := range m {
-			b.Set(i, j, rng.NormFloat64())
-		}
-	}
-	s := mat.NewSymDense(m, nil)
-	s.SymOuterK(1.0/float64(m), b)
-	for i := range m {
-		s.SetSym(i, i, s.At(i, i)+jitter)
-	}
-	return s
+	return &conjugate{A: a, K: testhelp.RandSPD(rng, m, 1), y: y, sig2: 0.3}
 }
 
 func (c *conjugate) elbo(m *mat.VecDense, S *mat.SymDense) float64 {
@@ -127,7 +114,7 @@ func TestNatGradConjugate(t *testing.T) {
 		for i := range mm {
 			m0.SetVec(i, rng.NormFloat64())
 		}
-		S0 := randSPD(rng, mm, 0.5)
+		S0 := testhelp.RandSPD(rng, mm, 0.5)
 
 		// The test's own gradients are checked against finite differences.
 		dm, dS := c.grads(m0, S0)

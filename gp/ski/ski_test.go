@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"sgplab/internal/testhelp"
 )
 
 // problem is a small SKI problem with its dense reference matrices.
@@ -94,15 +96,6 @@ func (p *problem) denseKhat() *mat.SymDense {
 	return out
 }
 
-func relErr(got, want []float64) float64 {
-	var num, den float64
-	for i := range got {
-		num += (got[i] - want[i]) * (got[i] - want[i])
-		den += want[i] * want[i]
-	}
-	return math.Sqrt(num / math.Max(den, 1e-300))
-}
-
 func randVec(rng *rand.Rand, n int) []float64 {
 	v := make([]float64, n)
 	for i := range v {
@@ -186,7 +179,7 @@ func TestToeplitzMatchesDense(t *testing.T) {
 		}
 		got := append([]float64(nil), v...)
 		tp.mulStrided(got, 0, 1, w)
-		if e := relErr(got, want); e > 1e-13 {
+		if e := testhelp.RelNormErr(got, want); e > 1e-13 {
 			t.Errorf("n = %d: relative error %.3g", n, e)
 		}
 	}
@@ -205,7 +198,7 @@ func TestMulMatchesDense(t *testing.T) {
 		for j := range src {
 			var want mat.VecDense
 			want.MulVec(k, mat.NewVecDense(c.n, src[j]))
-			if e := relErr(dst[j], want.RawVector().Data); e > 1e-12 {
+			if e := testhelp.RelNormErr(dst[j], want.RawVector().Data); e > 1e-12 {
 				t.Errorf("n=%d d=%d grid=%d column %d: relative error %.3g", c.n, c.d, c.size, j, e)
 			}
 		}

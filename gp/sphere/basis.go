@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -36,6 +37,10 @@ type Basis struct {
 	coef [][]gegenCoef
 	// top[i] is the entry of lists[d] that row i of the output holds.
 	top []int32
+	// works holds the scratch of finished evaluations for the next: a
+	// prediction or a precompute evaluates the basis on thousands of
+	// chunks, each goroutine of each needing a *work.
+	works sync.Pool
 }
 
 type gegenCoef struct {
@@ -233,22 +238,33 @@ func (b *Basis) EvalScaledInto(out *mat.Dense, x *mat.Dense, scale []float64) {
 	blocks := (n + blockPoints - 1) / blockPoints
 	workers := min(runtime.GOMAXPROCS(0), blocks)
 	if workers <= 1 {
-		w := b.newWork()
+		w := b.getWork()
 		for blk := 0; blk < blocks; blk++ {
 			b.evalBlock(w, out, x, scale, blk*blockPoints, min(n, (blk+1)*blockPoints))
 		}
+		b.works.Put(w)
 		return
 	}
 	var g goroutines.Group
 	for wk := 0; wk < workers; wk++ {
 		g.Go(func() {
-			w := b.newWork()
+			w := b.getWork()
 			for blk := wk; blk < blocks; blk += workers {
 				b.evalBlock(w, out, x, scale, blk*blockPoints, min(n, (blk+1)*blockPoints))
 			}
+			b.works.Put(w)
 		})
 	}
 	g.Wait()
+}
+
+// getWork returns the scratch of an earlier evaluation, or a new one
+// (evalBlock writes every entry it reads, so old contents never matter).
+func (b *Basis) getWork() *work {
+	if w, ok := b.works.Get().(*work); ok {
+		return w
+	}
+	return b.newWork()
 }
 
 // work is the scratch of one worker: coordinates, squared partial radii,

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sgplab/gp/inducing"
+	"sgplab/gp/optim"
+)
+
+// The data both sides read has the reference recipe's bits, and the Z file
+// parses to exactly the first M rows of X.
+func TestDataRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := writeData(dir, 50, []int{7}); err != nil {
+		t.Fatal(err)
+	}
+	md, d, err := readData(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := referenceData(50)
+	if md.N != 50 || md.D != refDim || !slices.Equal(d.Y, want.Y) || !slices.Equal(d.X.RawMatrix().Data, want.X.RawMatrix().Data) {
+		t.Fatalf("data read back differs from the reference recipe")
+	}
+	z, err := inducing.FromCSV(filepath.Join(dir, md.Z["7"]), refDim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7 {
+		for j := range refDim {
+			if z.At(i, j) != want.X.At(i, j) {
+				t.Fatalf("Z[%d][%d] = %v, want X's %v", i, j, z.At(i, j), want.X.At(i, j))
+			}
+		}
+	}
+}
+
+// The offline judgement (converged) finds exactly where sgplab's default
+// recipe stopped online, for L-BFGS (SGPR) and natural gradients (SVGP):
+// the traces start at iteration 0 and the rule is the runner's.
+func TestConvergedIsWhereTheFitStopped(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := writeData(dir, 400, []int{8}); err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []string{"sgpr", "svgp"} {
+		t.Run(model, func(t *testing.T) {
+			var out bytes.Buffer
+			o := sideOptions{data: dir, model: model, mode: "converge", m: 8, batch: 100, seed: 1}
+			if err := runSide(o, &out); err != nil {
+				t.Fatal(err)
+			}
+			var r run
+			if err := parseRecords(&out, &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Final.Kind != "final" || len(r.Trace) < 2 || r.Trace[0].It != 0 {
+				t.Fatalf("final %q, %d trace points starting at %d", r.Final.Kind, len(r.Trace), r.Trace[0].It)
+			}
+			if !strings.Contains(r.Final.Status, "stop") {
+				t.Skipf("the fit ended by %q, not by the rule", r.Final.Status)
+			}
+			c, _ := converged(r.Trace, 1e-5, 400, stopWindow(shape{Model: model, N: 400, M: 8, Batch: o.batch}))
+			if !c.Held || c.Index != len(r.Trace)-1 || c.Steps != r.Final.Iters {
+				t.Errorf("rule holds at index %d (held %v, %d steps); the fit stopped at index %d after %d iterations",
+					c.Index, c.Held, c.Steps, len(r.Trace)-1, r.Final.Iters)
+			}
+		})
+	}
+}
+
+// The peer's copy of the rule (bench/gpytorch_peer.py) decides like
+// optim.Rule on every prefix of noisy and smooth traces.
+func TestPeerRuleMatchesOptimRule(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var traces [][]float64
+	for _, noise := range []float64{0, 1, 50} {
+		f := make([]float64, 400)
+		for i := range f {
+			f[i] = -1e4*math.Exp(-float64(i)/40) - 2000 + noise*rng.NormFloat64()
+		}
+		traces = append(traces, f)
+	}
+	js, _ := json.Marshal(traces)
+	script := fmt.Sprintf(`import json, sys
+sys.path.insert(0, %q)
+from gpytorch_peer import Rule
+out = []
+for w in (10, 60):
+    r = Rule(1e-5, 1000.0, min_window=w)
+    out += [[r.check(f[:t]) for t in range(1, len(f) + 1)] for f in json.load(open(sys.argv[1]))]
+print(json.dumps(out))`, "..")
+	tracesFile := filepath.Join(t.TempDir(), "traces.json")
+	if err := os.WriteFile(tracesFile, js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, "-c", script, tracesFile).Output()
+	if err != nil {
+		t.Fatalf("python: %v", err)
+	}
+	var got [][]bool
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for wi, w := range []int{10, 60} {
+		rule := optim.Rule{Tol: 1e-5, Floor: 1000, MinWindow: w}
+		for k, f := range traces {
+			g := got[wi*len(traces)+k]
+			for n := 1; n <= len(f); n++ {
+				want := rule.Check(f[:n]).Converged
+				if g[n-1] != want {
+					t.Fatalf("window %d, trace %d, %d points: peer's rule says %v, optim.Rule %v", w, k, n, g[n-1], want)
+				}
+				if want {
+					held++
+				}
+			}
+		}
+	}
+	if held == 0 {
+		t.Fatal("the rule never held: the traces test nothing")
+	}
+}
+
+func TestStepSeconds(t *testing.T) {
+	tr := []point{{It: 0, Wall: 5, CPU: 3}, {It: 1, Wall: 6, CPU: 4}, {It: 2, Wall: 6.5, CPU: 5}, {It: 5, Wall: 8, CPU: 10}}
+	w, c, ok := stepSeconds(tr)
+	if !ok || w != 0.5 || c != 1.5 {
+		t.Errorf("stepSeconds = %v, %v, %v; want 0.5, 1.5 (iterations 1 to 5, start-up excluded)", w, c, ok)
+	}
+	if _, _, ok := stepSeconds(tr[:2]); ok {
+		t.Error("one timed iteration gives no interval, want !ok")
+	}
+}
+
+func TestPeerEnv(t *testing.T) {
+	base := []string{"PATH=/bin", "OPENBLAS_NUM_THREADS=1", "GLIBC_TUNABLES=x", "PYTHONPATH=/old"}
+	env := peerEnv(base, 2, true, "/p")
+	want := []string{"PATH=/bin", "OPENBLAS_NUM_THREADS=2", "OMP_NUM_THREADS=2", "OMP_WAIT_POLICY=passive",
+		"GLIBC_TUNABLES=" + peerMallocTunables, "PYTHONPATH=/p"}
+	if !slices.Equal(env, want) {
+		t.Errorf("tuned env %q, want %q", env, want)
+	}
+	env = peerEnv(base, 2, false, "")
+	want = []string{"PATH=/bin", "PYTHONPATH=/old", "OPENBLAS_NUM_THREADS=2", "OMP_NUM_THREADS=2"}
+	if !slices.Equal(env, want) {
+		t.Errorf("untuned env %q, want %q", env, want)
+	}
+}
+
+func TestParseShapes(t *testing.T) {
+	s, err := parseShapes("sgpr/10000/200, svgp/50000/500", 1000)
+	if err != nil || !slices.Equal(s, []shape{{"sgpr", 10000, 200, 0}, {"svgp", 50000, 500, 1000}}) {
+		t.Errorf("parseShapes = %v, %v", s, err)
+	}
+	for _, bad := range []string{"gpr/10/2", "sgpr/10", "sgpr/10/20", "sgpr/x/2"} {
+		if _, err := parseShapes(bad, 1000); err == nil {
+			t.Errorf("parseShapes(%q): no error", bad)
+		}
+	}
+}
+
+// The convergence table states a bound when one side never met the rule,
+// and the ratio of the times at which the rule first held otherwise.
+func TestConvergeTable(t *testing.T) {
+	s := shape{Model: "sgpr", N: 1000, M: 10}
+	// Exponential approach to -500: the rule holds once the gain per
+	// iteration is below 1e-5 of the scale max(|f|, N) = 1000.
+	trace := func(rate, dt float64, n int) []point {
+		var tr []point
+		for i := range n {
+			tr = append(tr, point{It: i, Wall: dt * float64(i), CPU: dt * float64(i), F: -500 - 1000*math.Exp(-rate*float64(i))})
+		}
+		return tr
+	}
+	sg := run{Shape: s, Side: "sgplab", Mode: "converge", StopTol: 1e-5, Trace: trace(0.2, 0.1, 400), Final: record{Kind: "final", Status: "converged"}}
+	fast := run{Shape: s, Side: "gpytorch", Recipe: "lbfgs", Mode: "converge", StopTol: 1e-5, Trace: trace(0.2, 0.4, 400), Final: record{Kind: "final"}}
+	slow := run{Shape: s, Side: "gpytorch", Recipe: "adam", Mode: "converge", StopTol: 1e-5, Trace: trace(0.001, 0.4, 50), Final: record{Kind: "final", Status: "time budget"}}
+	out := renderTables([]run{sg, fast, slow}, machine{CPU: "test", Cores: 2, Date: time.Unix(0, 0)})
+	cs, _ := converged(sg.Trace, 1e-5, s.N, 0)
+	if !cs.Held || cs.Steps < 20 || cs.Steps > 100 {
+		t.Fatalf("rule holds at %d (held %v): the synthetic trace is off", cs.Steps, cs.Held)
+	}
+	for _, want := range []string{"| torch L-BFGS, strong Wolfe | " + convCell(cs, &sg) + " | ", "| 0.25 (0.25) | 0.25 |",
+		"| Adam 0.01 (documented) |", "† (time budget)", "| < "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
