@@ -334,7 +334,7 @@ func TestReplayETA(t *testing.T) {
 	}
 	todo := []*RunSpec{run("a"), run("b"), run("gone"), run("c")}
 	timing := RunTiming{Took: time.Second, Fit: 600 * time.Millisecond, Iterations: 9, Done: true}
-	got := ReplayETA(todo, func(*RunSpec) int { return 100 }, map[string]RunTiming{"a": timing, "b": timing, "c": timing})
+	got := ReplayETA(todo, func(*RunSpec) int { return 100 }, map[string]RunTiming{"a": timing, "b": timing, "c": timing}, nil)
 	want := []ETAPoint{{1, 2 * time.Second, 2 * time.Second}, {2, time.Second, time.Second}, {3, 0, 0}}
 	if !slices.Equal(got, want) {
 		t.Errorf("replay %v, want %v", got, want)

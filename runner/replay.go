@@ -26,7 +26,11 @@ type ETAPoint struct {
 // returns, after each run's end, the ETA shown and the time the runs left
 // actually took, so the cost model can be measured against sweeps of any
 // size without running them again (cmd/etareplay).
-func ReplayETA(todo []*RunSpec, size func(*RunSpec) int, timings map[string]RunTiming) []ETAPoint {
+//
+// present, as Runner.Present, reports whether a run's dataset files are
+// there (nil: all are): the runs of an absent dataset cost nothing, as in a
+// live sweep.
+func ReplayETA(todo []*RunSpec, size func(*RunSpec) int, timings map[string]RunTiming, present func(*RunSpec) bool) []ETAPoint {
 	var runs []*RunSpec
 	for _, s := range probeFirst(todo, size) {
 		if _, ok := timings[s.ID]; ok {
@@ -34,6 +38,13 @@ func ReplayETA(todo []*RunSpec, size func(*RunSpec) int, timings map[string]RunT
 		}
 	}
 	p := newProgress(io.Discard, false, runs, 0, size)
+	if present != nil {
+		for _, s := range runs {
+			if !present(s) {
+				p.absent[s.Dataset] = true
+			}
+		}
+	}
 	left := time.Duration(0)
 	for _, s := range runs {
 		left += timings[s.ID].Took

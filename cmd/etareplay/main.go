@@ -31,6 +31,7 @@ func main() {
 	profile := flag.String("profile", "quick", "the profile the sweep ran")
 	db := flag.String("db", "", "results database (default: the config's, out/NAME/results.db)")
 	every := flag.Int("every", 0, "print every k-th point (default: about 20 lines)")
+	dataDir := flag.String("data-dir", envOr("SGPLAB_DATA", "./data"), "dataset directory ($SGPLAB_DATA): runs of absent datasets cost nothing, as in sgplab run")
 	clock := flag.String("clock", "wall", "wall: runs take finished − started; cpu: their CPU seconds (load-free)")
 	flag.Parse()
 	if *clock != "wall" && *clock != "cpu" {
@@ -41,13 +42,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: etareplay [-profile quick] [-db PATH] [-every K] CONFIG.toml")
 		os.Exit(2)
 	}
-	if err := replay(flag.Arg(0), *profile, *db, *every, *clock == "cpu"); err != nil {
+	if err := replay(flag.Arg(0), *profile, *db, *dataDir, *every, *clock == "cpu"); err != nil {
 		fmt.Fprintln(os.Stderr, "etareplay:", err)
 		os.Exit(1)
 	}
 }
 
-func replay(config, profile, dbPath string, every int, cpuClock bool) error {
+func replay(config, profile, dbPath, dataDir string, every int, cpuClock bool) error {
 	f, err := runner.Load(config)
 	if err != nil {
 		return err
@@ -111,7 +112,10 @@ func replay(config, profile, dbPath string, every int, cpuClock bool) error {
 		timings[id] = t
 	}
 	size := func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) }
-	points := runner.ReplayETA(specs, size, timings)
+	// As sgplab run: a dataset whose files are absent costs nothing (its
+	// runs fail at once).
+	present := func(s *runner.RunSpec) bool { return datasets.Present(s.Dataset, dataDir) }
+	points := runner.ReplayETA(specs, size, timings, present)
 	if len(points) == 0 {
 		return fmt.Errorf("%s holds none of the %d runs of %s (profile %s)", dbPath, len(specs), config, profile)
 	}
@@ -144,4 +148,11 @@ func replay(config, profile, dbPath string, every int, cpuClock bool) error {
 	}
 	fmt.Printf("within 2× of the actual after %d of %d runs' ends\n", within, counted)
 	return nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
 }
