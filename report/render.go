@@ -411,6 +411,37 @@ func (rc *renderCtx) profileRuns(profile, dataset string) (runs, known bool) {
 	return false, true
 }
 
+// gridOutsideProfile says, for an empty cell of a table with a grid row or
+// column, that the reduced profile leaves that grid (or that grid's dataset)
+// out while the full profile runs it; "" when it does not, or when the cell
+// has no grid of its own. A profile can skip a grid or narrow its datasets,
+// and pointing such a cell at the reduced profile's command would promise
+// runs it never makes.
+func (rc *renderCtx) gridOutsideProfile(rowDim, rv, colDim, cv, dataset string) string {
+	grid := ""
+	switch {
+	case rowDim == "grid":
+		grid = rv
+	case colDim == "grid":
+		grid = cv
+	default:
+		return ""
+	}
+	byGrid, known := rc.datasets[rc.profile]
+	full := rc.datasets["full"][grid]
+	if !known || len(full) == 0 {
+		return ""
+	}
+	ran := byGrid[grid]
+	switch {
+	case dataset == "" && len(ran) == 0:
+		return fmt.Sprintf("grid %s is not in the %s profile (its note says why); the full profile runs it: `sgplab run %s`", grid, rc.profile, rc.spec.File)
+	case dataset != "" && !slices.Contains(ran, dataset) && slices.Contains(full, dataset):
+		return fmt.Sprintf("grid %s on dataset %s is not in the %s profile (its note says why); the full profile runs it: `sgplab run %s`", grid, dataset, rc.profile, rc.spec.File)
+	}
+	return ""
+}
+
 // usable: a done run of the reported profile. When the report is limited
 // to the config's current run ids (cov), those ids decide: a grid that the
 // profile leaves unchanged shares the full profile's runs.
@@ -468,6 +499,11 @@ func (rc *renderCtx) explainMissing(runs []*run, rowDim, rv, colDim, cv string, 
 		inProfile, known := rc.profileRuns(rc.profile, dataset)
 		if inFull, _ := rc.profileRuns("full", dataset); known && !inProfile && inFull {
 			return fmt.Sprintf("dataset %s is not in the %s profile (its note says why); the full profile runs it: `sgplab run %s`", dataset, rc.profile, rc.spec.File)
+		}
+	}
+	if len(match) == 0 && rc.profile != "full" {
+		if why := rc.gridOutsideProfile(rowDim, rv, colDim, cv, dataset); why != "" {
+			return why
 		}
 	}
 	if len(match) == 0 {

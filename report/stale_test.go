@@ -315,3 +315,91 @@ func fixtureSpecStore(t *testing.T) (Spec, *results.Store) {
 	t.Cleanup(func() { st.Close() })
 	return spec, st
 }
+
+// A table whose rows are grids names the grid a reduced profile leaves
+// out (skipped, or run on fewer datasets) in the footnote of its empty
+// cells, with the full profile's command, rather than the reduced
+// profile's command that would never run it; a grid the profile runs but
+// has not yet keeps pointing at the reduced profile's command.
+func TestMissingCellOfGridOutsideProfile(t *testing.T) {
+	const cfg = `
+name = "demo"
+title = "Demo"
+[profiles.quick]
+note = "fewer grids"
+[[grid]]
+name = "a"
+[[grid]]
+name = "b"
+[[grid]]
+name = "c"
+[[table]]
+name = "t"
+title = "grids by dataset"
+grids = ["a", "b", "c"]
+rows = "grid"
+columns = "dataset"
+metric = "rmse"
+row_order = ["a", "b", "c"]
+[[table]]
+name = "m"
+title = "grids by metric"
+grids = ["a", "b", "c"]
+rows = "grid"
+columns = "metric"
+metrics = ["rmse", "nlpd"]
+row_order = ["a", "b", "c"]
+`
+	spec, err := Parse("demo.toml", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := results.Open(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := results.Run{ID: "q1", Grid: "demo/a", Method: "sgpr", Dataset: "energy", Profile: "quick", Status: results.StatusDone, Started: now, Finished: now}
+	if err := st.SaveRun(r, []results.Metric{{Name: "rmse", Value: 1}, {Name: "nlpd", Value: 2}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	exp := &Expected{Grids: []string{"a", "b", "c"},
+		IDs: map[string][]string{"quick": {"q1", "q2"}},
+		Datasets: map[string]map[string][]string{
+			"quick": {"a": {"energy"}, "c": {"energy"}}, // b skipped, a narrowed to energy
+			"full":  {"a": {"energy", "yacht"}, "b": {"energy"}, "c": {"energy"}},
+		}}
+	dir := t.TempDir()
+	if _, err := Render(spec, st, dir, Options{Profile: "quick", Formats: []string{"svg"}, Expected: exp}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file          string
+		want, notWant []string
+	}{
+		{"t.md",
+			[]string{"grid b on dataset energy is not in the quick profile (its note says why); the full profile runs it: `sgplab run demo.toml`",
+				"no runs for grid c, dataset energy in grid a, b, c"},
+			[]string{"no runs for grid b", "yacht is not in"}},
+		{"m.md",
+			[]string{"grid b is not in the quick profile (its note says why); the full profile runs it: `sgplab run demo.toml`",
+				"no runs for grid c, metric rmse"},
+			[]string{"no runs for grid b"}},
+	} {
+		md, err := os.ReadFile(filepath.Join(dir, tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("%s lacks %q:\n%s", tc.file, want, md)
+			}
+		}
+		for _, bad := range tc.notWant {
+			if strings.Contains(string(md), bad) {
+				t.Errorf("%s has %q:\n%s", tc.file, bad, md)
+			}
+		}
+	}
+}
