@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-
 	"sgplab/internal/anyconv"
 	"sgplab/internal/gridlang"
 	"sgplab/internal/tomlline"
@@ -520,27 +519,8 @@ func asArray(v any) []map[string]any {
 	return a
 }
 
-func typeName(v any) string {
-	switch x := v.(type) {
-	case string:
-		return fmt.Sprintf("string %q", x)
-	case int64:
-		return fmt.Sprintf("integer %d", x)
-	case float64:
-		return fmt.Sprintf("number %v", x)
-	case bool:
-		return fmt.Sprintf("boolean %v", x)
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a table"
-	case []map[string]any:
-		return "an array of tables"
-	case nil:
-		return "nothing"
-	}
-	return fmt.Sprintf("%T", v)
-}
+// typeName describes a decoded value for an error message.
+func typeName(v any) string { return anyconv.TypeName(v) }
 
 func contains(xs []string, s string) bool {
 	for _, x := range xs {

@@ -81,3 +81,27 @@ func Int64(v any) int64 {
 	n, _ := strconv.ParseInt(String(v), 10, 64)
 	return n
 }
+
+// TypeName describes a decoded TOML value for an error message: its kind and,
+// for a scalar, the value ("string \"se\"", "integer 3", "a list").
+func TypeName(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("string %q", x)
+	case int64:
+		return fmt.Sprintf("integer %d", x)
+	case float64:
+		return fmt.Sprintf("number %v", x)
+	case bool:
+		return fmt.Sprintf("boolean %v", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a table"
+	case []map[string]any:
+		return "an array of tables"
+	case nil:
+		return "nothing"
+	}
+	return fmt.Sprintf("%T", v)
+}

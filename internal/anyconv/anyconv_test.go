@@ -70,3 +70,17 @@ func TestStringAndInt64(t *testing.T) {
 		}
 	}
 }
+
+func TestTypeName(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{"se", `string "se"`}, {int64(3), "integer 3"}, {2.5, "number 2.5"}, {true, "boolean true"},
+		{[]any{1}, "a list"}, {map[string]any{}, "a table"}, {[]map[string]any{}, "an array of tables"}, {nil, "nothing"}, {int32(1), "int32"},
+	} {
+		if got := TypeName(tc.v); got != tc.want {
+			t.Errorf("TypeName(%#v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}

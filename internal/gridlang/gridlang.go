@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-
+	"sgplab/internal/anyconv"
 	"sgplab/internal/suggest"
 )
 
@@ -303,24 +303,5 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-func typeName(v any) string {
-	switch x := v.(type) {
-	case string:
-		return fmt.Sprintf("string %q", x)
-	case int64:
-		return fmt.Sprintf("integer %d", x)
-	case float64:
-		return fmt.Sprintf("number %v", x)
-	case bool:
-		return fmt.Sprintf("boolean %v", x)
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a table"
-	case []map[string]any:
-		return "an array of tables"
-	case nil:
-		return "nothing"
-	}
-	return fmt.Sprintf("%T", v)
-}
+// typeName describes a decoded value for an error message.
+func typeName(v any) string { return anyconv.TypeName(v) }
