@@ -85,18 +85,4 @@ func (d *draft) recordAll(t map[string]any, rel string, srcOf func(string) strin
 }
 
 // source is the source path of the relative key path p.
-func (d *draft) source(p string) string {
-	rest := ""
-	for q := p; q != ""; {
-		if s, ok := d.origin[q]; ok {
-			return s + rest
-		}
-		i := strings.LastIndexAny(q, ".[")
-		if i < 0 {
-			break
-		}
-		rest = q[i:] + rest
-		q = q[:i]
-	}
-	return p
-}
+func (d *draft) source(p string) string { return sourceOf(d.origin, p) }

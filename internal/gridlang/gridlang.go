@@ -40,10 +40,14 @@ type Result struct {
 
 // Source returns the source key path of a key path of Raw: the origin of
 // its nearest ancestor the expansion recorded, with the rest appended.
-func (r *Result) Source(p string) string {
+func (r *Result) Source(p string) string { return sourceOf(r.Origin, p) }
+
+// sourceOf is the origin of p's nearest ancestor in origin (p itself
+// included), with the rest of p appended; p when none is recorded.
+func sourceOf(origin map[string]string, p string) string {
 	rest := ""
 	for q := p; q != ""; {
-		if s, ok := r.Origin[q]; ok {
+		if s, ok := origin[q]; ok {
 			return s + rest
 		}
 		i := strings.LastIndexAny(q, ".[")
