@@ -371,6 +371,19 @@ func (p *progress) settle(spec *RunSpec, done bool, took, fit time.Duration, ite
 	}
 }
 
+// markAbsent marks the datasets of todo whose files present says are missing
+// (nil: all are there): their runs fail at once and cost nothing.
+func (p *progress) markAbsent(todo []*RunSpec, present func(*RunSpec) bool) {
+	if present == nil {
+		return
+	}
+	for _, s := range todo {
+		if !present(s) {
+			p.absent[s.Dataset] = true
+		}
+	}
+}
+
 func (p *progress) label(spec *RunSpec) string { return spec.ShortLabel(p.swept) }
 
 func (p *progress) start(spec *RunSpec) {

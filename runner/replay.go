@@ -38,13 +38,7 @@ func ReplayETA(todo []*RunSpec, size func(*RunSpec) int, timings map[string]RunT
 		}
 	}
 	p := newProgress(io.Discard, false, runs, 0, size)
-	if present != nil {
-		for _, s := range runs {
-			if !present(s) {
-				p.absent[s.Dataset] = true
-			}
-		}
-	}
+	p.markAbsent(runs, present)
 	left := time.Duration(0)
 	for _, s := range runs {
 		left += timings[s.ID].Took

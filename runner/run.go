@@ -255,13 +255,7 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	since := start.UTC()
 	todo = probeFirst(todo, r.Size)
 	pr := newProgress(out, r.Terminal, todo, sum.Skipped, r.Size)
-	if r.Present != nil {
-		for _, s := range todo {
-			if !r.Present(s) {
-				pr.absent[s.Dataset] = true
-			}
-		}
-	}
+	pr.markAbsent(todo, r.Present)
 	defer pr.close()
 
 	var mu sync.Mutex
