@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -206,39 +205,27 @@ func Load(path string) (Spec, error) {
 }
 
 // decodeExpanded decodes the expanded file's report sections as the TOML
-// decoder decodes them from a file that writes them out: the expansion's
-// values are encoded and decoded again, so that the sections reach the
-// report exactly as a written-out file would give them. A value of the
+// decoder decodes them from a file that writes them out. A value of the
 // wrong type is reported at the line of its source key.
-func decodeExpanded(raw map[string]any, loc *locator) (file, toml.MetaData, error) {
-	keep := map[string]any{}
-	for _, k := range []string{"name", "title", "description", "profiles", "table", "figure", "claim", "report"} {
-		if v, ok := raw[k]; ok {
-			keep[k] = v
-		}
-	}
-	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(keep); err != nil {
-		return file{}, toml.MetaData{}, fmt.Errorf("%s: writing out the expanded report sections: %w", loc.file, err)
-	}
+func decodeExpanded(lang *gridlang.Result, loc *locator) (file, toml.MetaData, error) {
 	var f file
-	md, err := toml.Decode(buf.String(), &f)
-	if err != nil {
-		// A value of the wrong type: the key on the written-out line is
-		// the expanded key path.
-		if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			path := ""
-			for k, n := range tomlline.Scan(buf.String()) {
-				if n == line && len(k) > len(path) {
-					path = k
-				}
-			}
-			return file{}, toml.MetaData{}, fmt.Errorf("%s: %s: %s", loc.at(path), path, m[2])
-		}
-		return file{}, toml.MetaData{}, fmt.Errorf("%s: %w", loc.file, err)
+	text, md, err := lang.Decode(&f, "name", "title", "description", "profiles", "table", "figure", "claim", "report")
+	if err == nil {
+		return f, md, nil
 	}
-	return f, md, nil
+	// A value of the wrong type: the key on the written-out line is the
+	// expanded key path.
+	if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		path := ""
+		for k, n := range tomlline.Scan(text) {
+			if n == line && len(k) > len(path) {
+				path = k
+			}
+		}
+		return file{}, toml.MetaData{}, fmt.Errorf("%s: %s: %s", loc.at(path), path, m[2])
+	}
+	return file{}, toml.MetaData{}, fmt.Errorf("%s: %w", loc.file, err)
 }
 
 // typeErrRE reads the TOML decoder's error for a value of the wrong type.
@@ -270,7 +257,7 @@ func Parse(name, src string) (Spec, error) {
 		return Spec{}, errors.Join(errs...)
 	}
 	loc := &locator{file: name, ix: lang.Lines(srcLines)}
-	f, md, err := decodeExpanded(lang.Raw, loc)
+	f, md, err := decodeExpanded(lang, loc)
 	if err != nil {
 		return Spec{}, err
 	}

@@ -1,6 +1,7 @@
 package gridlang
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -421,4 +422,27 @@ func (r *Result) Lines(src tomlline.Index) tomlline.Index {
 		walk("profiles", ps)
 	}
 	return ix
+}
+
+// Decode decodes the expanded file into v as the TOML decoder decodes a
+// file that writes it out: the top-level keys of Raw given (all when none)
+// are encoded and decoded again, so that v cannot tell an expanded section
+// from a written one. It returns the written-out text with the decoder's
+// metadata (its Undecoded keys are those of the text, without indices).
+func (r *Result) Decode(v any, keys ...string) (string, toml.MetaData, error) {
+	keep := r.Raw
+	if len(keys) > 0 {
+		keep = map[string]any{}
+		for _, k := range keys {
+			if e, ok := r.Raw[k]; ok {
+				keep[k] = e
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(keep); err != nil {
+		return "", toml.MetaData{}, fmt.Errorf("writing out the expanded file: %w", err)
+	}
+	md, err := toml.Decode(buf.String(), v)
+	return buf.String(), md, err
 }
