@@ -262,10 +262,12 @@ func Parse(name, src string) (Spec, error) {
 		return Spec{}, err
 	}
 	var errs []error
+	seen := map[string]bool{} // a template's unknown key comes once per section that extends it
 	for _, k := range md.Undecoded() {
-		if len(k) < 2 {
+		if len(k) < 2 || seen[k.String()] {
 			continue
 		}
+		seen[k.String()] = true
 		t, ok := ownSections[k[0]]
 		if !ok {
 			continue

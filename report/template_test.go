@@ -311,3 +311,31 @@ metric = "rmse"
 		})
 	}
 }
+
+// TestTemplateUnknownKeyOnce checks that an unknown key in a template that
+// several sections extend is reported once, at the template's line.
+func TestTemplateUnknownKeyOnce(t *testing.T) {
+	src := templateHead + `[template.fig]
+kind = "line"
+colour = 1
+[[figure]]
+name = "f1"
+extends = "fig"
+grid = "g"
+x = "param:m"
+y = "metric:rmse"
+[[figure]]
+name = "f2"
+extends = "fig"
+grid = "g"
+x = "param:m"
+y = "metric:rmse"
+`
+	_, err := Parse("p.toml", src)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if n := strings.Count(err.Error(), `unknown key "colour"`); n != 1 || !strings.Contains(err.Error(), "p.toml:12:") {
+		t.Errorf("error %q: want the unknown key once, at p.toml:12", err)
+	}
+}
