@@ -250,9 +250,10 @@ func Parse(name, src string) (Spec, error) {
 	srcLines := tomlline.Scan(src)
 	lang, lerrs := gridlang.Expand(raw, md)
 	if len(lerrs) > 0 {
+		srcLoc := &locator{file: name, ix: srcLines}
 		var errs []error
 		for _, e := range lerrs {
-			errs = append(errs, fmt.Errorf("%s: %s: %s", (&locator{file: name, ix: srcLines}).at(e.Key), e.Key, e.Msg))
+			errs = append(errs, fmt.Errorf("%s: %s: %s", srcLoc.at(e.Key), e.Key, e.Msg))
 		}
 		return Spec{}, errors.Join(errs...)
 	}
@@ -517,8 +518,6 @@ type locator struct {
 	file string
 	ix   tomlline.Index
 }
-
-func newLocator(file, src string) *locator { return &locator{file: file, ix: tomlline.Scan(src)} }
 
 func (l *locator) format(line int) string {
 	if line == 0 {
