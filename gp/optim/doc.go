@@ -15,4 +15,13 @@
 // Minimize always returns the best finite point it evaluated (L-BFGS) or its
 // last finite iterate (Adam, whose objective values are often minibatch
 // estimates), so a run that is stopped early still leaves a usable model.
+//
+// An L-BFGS line search that fails ends the fit as converged when the
+// objective has stalled at rounding: the last step gained at most scipy
+// L-BFGS-B's relative 2.2·10⁻⁹, or the step being tried promised no more
+// (½|gᵀp| by the quasi-Newton model), so that its gain is lost in the
+// objective's rounding error. Otherwise, as scipy does, L-BFGS forgets its
+// curvature pairs and goes on from the best point with a steepest-descent
+// step; a failure before the first step of such a leg ends the fit
+// unconverged.
 package optim
