@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"sgplab/internal/gridlang"
 	"sgplab/internal/reporttest"
 	"sgplab/results"
 )
@@ -32,9 +33,19 @@ type parsed struct {
 
 // parseClaims checks and compiles a config's claims as report.Parse does
 // (which adds file:line to each problem), returning every problem found.
+// Templates and matrices expand first, as for report.Parse.
 func parseClaims(name, src string) (parsed, error) {
+	var raw map[string]any
+	md, err := toml.Decode(src, &raw)
+	if err != nil {
+		return parsed{}, fmt.Errorf("%s: %w", name, err)
+	}
+	lang, lerrs := gridlang.Expand(raw, md)
+	if len(lerrs) > 0 {
+		return parsed{}, fmt.Errorf("%s: %v", name, lerrs)
+	}
 	var c config
-	if _, err := toml.Decode(src, &c); err != nil {
+	if _, _, err := lang.Decode(&c, "name", "claim", "report"); err != nil {
 		return parsed{}, fmt.Errorf("%s: %w", name, err)
 	}
 	var errs []error

@@ -3,8 +3,10 @@
 //
 // A paper config (TOML) declares [[table]], [[figure]] and [[claim]]
 // sections and a [report] section beside the runner's [[grid]] sections.
-// Load (or Parse) decodes them and checks them in two steps: validation of
-// every section (validate.go; unknown keys and bad values are reported
+// Load (or Parse) first expands the grid language in them (templates,
+// matrices, let values: package internal/gridlang), decoding the sections
+// as the file written out would give them, then checks them in two steps:
+// validation of every section (validate.go; unknown keys and bad values are reported
 // with file:line, located by internal/tomlline), then the compilation of
 // the claims to SQL (package claims). Render queries a results.Store and
 // writes into one directory:

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 
 	"sgplab/figures"
 	"sgplab/results"
@@ -106,7 +109,7 @@ func buildField(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 		p.Add(h)
 		c := plotter.NewContour(g, []float64{level}, nil)
 		c.LineStyles = []draw.LineStyle{{Color: color.Black, Width: vg.Points(1.6)}}
-		p.Add(c)
+		p.Add(orderedContour{c})
 		if tr, ok := pts[r.ID]; ok {
 			tx, err1 := tr.Column("x0")
 			ty, err2 := tr.Column("x1")
@@ -170,4 +173,43 @@ func buildField(fs FigureSpec, runs []*run, q querier, rc *renderCtx) (*figure, 
 		f.describe += fmt.Sprintf(" and the training points by label (artifact %q)", fs.ReferenceArtifact)
 	}
 	return f, nil
+}
+
+// orderedContour strokes a contour's paths in a fixed order. gonum's
+// Contour joins the level's segments through maps and strokes the paths in
+// map order, so two renderings of one grid list the same SVG paths in a
+// different order; recording the strokes and sorting them makes a report
+// byte-for-byte reproducible. Each stroke sets its own style before it, so
+// the groups (style…, stroke) can be reordered freely.
+type orderedContour struct{ *plotter.Contour }
+
+func (o orderedContour) Plot(c draw.Canvas, p *plot.Plot) {
+	var rec recorder.Canvas
+	o.Contour.Plot(draw.Canvas{Canvas: &rec, Rectangle: c.Rectangle}, p)
+	type group struct {
+		actions []recorder.Action
+		key     string
+	}
+	var groups []group
+	start := 0
+	for i, a := range rec.Actions {
+		if _, ok := a.(*recorder.Stroke); !ok {
+			continue
+		}
+		var key strings.Builder
+		for _, b := range rec.Actions[start : i+1] {
+			key.WriteString(b.Call())
+		}
+		groups = append(groups, group{rec.Actions[start : i+1], key.String()})
+		start = i + 1
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].key < groups[j].key })
+	for _, g := range groups {
+		for _, a := range g.actions {
+			a.ApplyTo(c)
+		}
+	}
+	for _, a := range rec.Actions[start:] {
+		a.ApplyTo(c)
+	}
 }

@@ -225,6 +225,9 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 		}
 		if len(bySeries) == 0 {
 			addNoData(p, fs)
+		} else if fs.Kind == "scatter" {
+			padAxis(&p.X, fs.LogX)
+			padAxis(&p.Y, fs.LogY)
 		}
 		// A panel whose runs could not be drawn keeps the default range,
 		// which a log axis cannot show.
@@ -274,6 +277,22 @@ func describeFigure(fs FigureSpec, rc *renderCtx) string {
 		s += fmt.Sprintf(", %s %s", kind, bandName(fs.Band))
 	}
 	return s + fmt.Sprintf(" (%s profile)", rc.profile)
+}
+
+// padAxis leaves 4 % of an axis's range (of its logarithm on a log axis)
+// free at both ends, so that no marker at the data's extremes is drawn on
+// the frame.
+func padAxis(a *plot.Axis, log bool) {
+	lo, hi := a.Min, a.Max
+	switch {
+	case !(lo < hi):
+	case log && lo > 0:
+		f := math.Pow(hi/lo, 0.04)
+		a.Min, a.Max = lo/f, hi*f
+	case !log:
+		pad := 0.04 * (hi - lo)
+		a.Min, a.Max = lo-pad, hi+pad
+	}
 }
 
 func addNoData(p *plot.Plot, fs FigureSpec) {

@@ -5,6 +5,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+
+	"sgplab/results"
 )
 
 // A log-y figure of a quantity whose means are negative keeps every point
@@ -82,5 +86,47 @@ func TestLogBandStaysPositive(t *testing.T) {
 	p := pts[0]
 	if !(p.ylo > 0 && p.ylo <= p.y && p.yhi >= p.y) {
 		t.Errorf("band [%g, %g] around %g", p.ylo, p.yhi, p.y)
+	}
+}
+
+func TestPadAxis(t *testing.T) {
+	cases := []struct {
+		lo, hi         float64
+		log            bool
+		wantLo, wantHi float64
+	}{
+		{0, 100, false, -4, 104},
+		{-120, -20, false, -124, -16},
+		{1, 1e4, true, 1 / math.Pow(1e4, 0.04), 1e4 * math.Pow(1e4, 0.04)},
+		{5, 5, false, 5, 5},  // one value: left to gonum
+		{0, 10, true, 0, 10}, // no log range to pad
+	}
+	for _, c := range cases {
+		a := plot.Axis{Min: c.lo, Max: c.hi}
+		padAxis(&a, c.log)
+		if math.Abs(a.Min-c.wantLo) > 1e-9*math.Abs(c.wantLo)+1e-12 || math.Abs(a.Max-c.wantHi) > 1e-9*math.Abs(c.wantHi)+1e-12 {
+			t.Errorf("padAxis(%v, %v, log %v) = [%v, %v], want [%v, %v]", c.lo, c.hi, c.log, a.Min, a.Max, c.wantLo, c.wantHi)
+		}
+	}
+}
+
+// A scatter panel leaves room around its extreme points: none is drawn on
+// the frame.
+func TestScatterPointsOffTheFrame(t *testing.T) {
+	var runs []*run
+	for i, xy := range [][2]float64{{200, -450}, {600, -150}, {1000, -120}} {
+		runs = append(runs, &run{Split: int64(i), Method: "m", Status: results.StatusDone, Profile: "full", Metrics: map[string]float64{"ips": xy[0], "elbo": xy[1]}})
+	}
+	fs := FigureSpec{Name: "s", Kind: "scatter", X: "metric:ips", Y: "metric:elbo", Series: "method"}
+	f, err := buildRunsFigure(fs, runs, nil, &renderCtx{spec: &Spec{}, profile: "full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Panels) != 1 {
+		t.Fatalf("%d panels", len(f.Panels))
+	}
+	p := f.Panels[0]
+	if !(p.X.Min < 200 && p.X.Max > 1000 && p.Y.Min < -450 && p.Y.Max > -120) {
+		t.Errorf("axes x [%v, %v], y [%v, %v]: an extreme point lies on the frame", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
 	}
 }

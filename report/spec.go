@@ -204,11 +204,38 @@ func Load(path string) (Spec, error) {
 	return Parse(path, string(b))
 }
 
+// decodeExpanded decodes the expanded file's report sections as the TOML
+// decoder decodes them from a file that writes them out. A value of the
+// wrong type is reported at the line of its source key.
+func decodeExpanded(lang *gridlang.Result, loc *locator) (file, toml.MetaData, error) {
+	var f file
+	text, md, err := lang.Decode(&f, "name", "title", "description", "profiles", "table", "figure", "claim", "report")
+	if err == nil {
+		return f, md, nil
+	}
+	// A value of the wrong type: the key on the written-out line is the
+	// expanded key path.
+	if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		path := ""
+		for k, n := range tomlline.Scan(text) {
+			if n == line && len(k) > len(path) {
+				path = k
+			}
+		}
+		return file{}, toml.MetaData{}, fmt.Errorf("%s: %s: %s", loc.at(path), path, m[2])
+	}
+	return file{}, toml.MetaData{}, fmt.Errorf("%s: %w", loc.file, err)
+}
+
+// typeErrRE reads the TOML decoder's error for a value of the wrong type.
+var typeErrRE = regexp.MustCompile(`^toml: line (\d+) \(last key "[^"]*"\): (.*)$`)
+
 // Parse is Load for a config already in memory; name is used in
 // messages.
 func Parse(name, src string) (Spec, error) {
-	var f file
-	md, err := toml.Decode(src, &f)
+	var raw map[string]any
+	md, err := toml.Decode(src, &raw)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
@@ -216,12 +243,32 @@ func Parse(name, src string) (Spec, error) {
 		}
 		return Spec{}, fmt.Errorf("%s: %w", name, err)
 	}
-	loc := newLocator(name, src)
+	// Templates, matrices and derived values of grids and report sections
+	// expand first: the sections decode from the file as written out, and
+	// every error points at the source key (the locator maps the expanded
+	// key paths to their sources' lines).
+	srcLines := tomlline.Scan(src)
+	lang, lerrs := gridlang.Expand(raw, md)
+	if len(lerrs) > 0 {
+		srcLoc := &locator{file: name, ix: srcLines}
+		var errs []error
+		for _, e := range lerrs {
+			errs = append(errs, fmt.Errorf("%s: %s: %s", srcLoc.at(e.Key), e.Key, e.Msg))
+		}
+		return Spec{}, errors.Join(errs...)
+	}
+	loc := &locator{file: name, ix: lang.Lines(srcLines)}
+	f, md, err := decodeExpanded(lang, loc)
+	if err != nil {
+		return Spec{}, err
+	}
 	var errs []error
+	seen := map[string]bool{} // a template's unknown key comes once per section that extends it
 	for _, k := range md.Undecoded() {
-		if len(k) < 2 {
+		if len(k) < 2 || seen[k.String()] {
 			continue
 		}
+		seen[k.String()] = true
 		t, ok := ownSections[k[0]]
 		if !ok {
 			continue
@@ -254,14 +301,8 @@ func Parse(name, src string) (Spec, error) {
 		}
 		spec.ProfileNotes[name] = p.Note
 	}
-	// The grids are those the runner runs: templates and matrices
-	// expanded (a matrix names one grid per combination).
-	var raw map[string]any
-	rmd, _ := toml.Decode(src, &raw)
-	lang, lerrs := gridlang.Expand(raw, rmd)
-	for _, e := range lerrs {
-		errs = append(errs, fmt.Errorf("%s: %s", loc.at(e.Key), e.Msg))
-	}
+	// The grids are those the runner runs (a matrix names one grid per
+	// combination).
 	gs, _ := lang.Raw["grid"].([]map[string]any)
 	for _, g := range gs {
 		if n, ok := g["name"].(string); ok {
@@ -477,8 +518,6 @@ type locator struct {
 	file string
 	ix   tomlline.Index
 }
-
-func newLocator(file, src string) *locator { return &locator{file: file, ix: tomlline.Scan(src)} }
 
 func (l *locator) format(line int) string {
 	if line == 0 {

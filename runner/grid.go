@@ -145,7 +145,7 @@ func Parse(path, src string) (*File, error) {
 	// Templates, matrices, derived values and profile patterns expand
 	// first: everything below (and every run id) sees plain grids.
 	lang, lerrs := gridlang.Expand(raw, md)
-	f := &File{Path: path, lines: expandedLines(lines, lang), Profiles: map[string]Profile{}, lang: lang}
+	f := &File{Path: path, lines: lang.Lines(lines), Profiles: map[string]Profile{}, lang: lang}
 	var es Errors
 	for _, e := range lerrs {
 		es = append(es, &Error{File: path, Line: lines.Line(e.Key), Key: e.Key, Msg: e.Msg})
@@ -204,41 +204,6 @@ func Parse(path, src string) (*File, error) {
 	}
 	f.parseProfiles(&es, raw["profiles"], seen)
 	return f, es.err()
-}
-
-// expandedLines indexes the key paths of the expanded grids and profiles
-// at the lines of the source keys they came from, so that every later
-// error about a templated or matrixed grid points at what to edit.
-func expandedLines(lines tomlline.Index, lang *gridlang.Result) tomlline.Index {
-	ix := tomlline.Index{}
-	for k, n := range lines {
-		if !strings.HasPrefix(k, "grid[") && !strings.HasPrefix(k, "template.") {
-			ix[k] = n
-		}
-	}
-	var walk func(p string, v any)
-	walk = func(p string, v any) {
-		if n := lines.Line(lang.Source(p)); n > 0 {
-			ix[p] = n
-		}
-		switch t := v.(type) {
-		case map[string]any:
-			for k, e := range t {
-				walk(p+"."+k, e)
-			}
-		case []map[string]any:
-			for i, e := range t {
-				walk(fmt.Sprintf("%s[%d]", p, i), e)
-			}
-		}
-	}
-	for i, g := range asArray(lang.Raw["grid"]) {
-		walk(fmt.Sprintf("grid[%d]", i), g)
-	}
-	if ps, ok := lang.Raw["profiles"].(map[string]any); ok {
-		walk("profiles", ps)
-	}
-	return ix
 }
 
 func (f *File) parseProfiles(es *Errors, v any, grids map[string]int) {

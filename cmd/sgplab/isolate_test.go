@@ -80,14 +80,16 @@ func init() {
 }
 
 // crashGrid has one run per way of dying, one normal run, and two runs of
-// another method; only the alloc grid sets a memory limit.
+// another method; only the alloc grid sets a memory limit. The time limit
+// is generous: on a loaded machine the hang child must still start and
+// report its 3 progress lines before the runner kills it.
 const crashGrid = `name = "crash"
 [[grid]]
 name = "die"
 methods = ["cli-test-crash"]
 datasets = ["gp-sample"]
 iterations = 1
-time_limit = "3s"
+time_limit = "10s"
 [grid.params]
 mode = ["none", "kill", "segv", "hang"]
 [grid.dataset]
@@ -156,7 +158,7 @@ func TestIsolatedCrashes(t *testing.T) {
 				"kill":  {"child process killed by SIGKILL", "OOM killer"},
 				"segv":  {"child process exited with status 2: SIGSEGV: segmentation violation"},
 				"alloc": {"child process exited with status 2", "(memory limit 100 MiB)"},
-				"hang":  {"time limit 3s exceeded: child process killed (SIGKILL) by the runner"},
+				"hang":  {"time limit 10s exceeded: child process killed (SIGKILL) by the runner"},
 			}
 			for _, row := range rows {
 				mode, status, msg, traces := row[0].(string), row[1].(string), row[2].(string), row[3].(int64)
@@ -390,7 +392,7 @@ func TestIsolatedChildEndsWithWorker(t *testing.T) {
 			dir := t.TempDir()
 			grid, db := filepath.Join(dir, "g.toml"), filepath.Join(dir, "r.db")
 			src := strings.Replace(strings.Replace(crashGrid, "MEMLIMIT", "", 1), `mode = ["none", "kill", "segv", "hang"]`, `mode = ["hang"]`, 1)
-			if err := os.WriteFile(grid, []byte(strings.Replace(src, `time_limit = "3s"`, "", 1)), 0o644); err != nil {
+			if err := os.WriteFile(grid, []byte(strings.Replace(src, `time_limit = "10s"`, "", 1)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			w := startChild(t, "", "run", "--isolate", "--db", db, grid)

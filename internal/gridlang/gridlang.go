@@ -1,8 +1,10 @@
 package gridlang
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"sgplab/internal/anyconv"
 	"sgplab/internal/suggest"
+	"sgplab/internal/tomlline"
 )
 
 // Error is a mistake in the language's constructs, at the key path in the
@@ -81,11 +84,12 @@ func Expand(raw map[string]any, md toml.MetaData) (*Result, []Error) {
 	}
 	x.readTemplates()
 	x.grids()
+	x.sections()
 	x.profiles()
 	delete(x.res.Raw, "template")
 	for _, name := range sortedKeys(x.templateSrc) {
 		if !x.used[name] {
-			x.res.Warnings = append(x.res.Warnings, Error{"template." + name, "template " + strconv.Quote(name) + " is not extended by any grid"})
+			x.res.Warnings = append(x.res.Warnings, Error{"template." + name, "template " + strconv.Quote(name) + " is not extended by any grid or report section"})
 		}
 	}
 	return x.res, x.errs
@@ -190,6 +194,23 @@ func (x *expansion) template(key, name string) *draft {
 	return d
 }
 
+// extended is the table g (written at key) laid over the templates it
+// extends; false after an error.
+func (x *expansion) extended(key string, g map[string]any) (*draft, bool) {
+	d := newDraft()
+	good := true
+	for _, name := range x.extendsOf(key+"."+keyExtends, g[keyExtends]) {
+		t := x.template(key+"."+keyExtends, name)
+		if t == nil {
+			good = false
+			continue
+		}
+		d.mergeDraft(t)
+	}
+	d.merge(g, key, keyExtends)
+	return d, good
+}
+
 // grids expands every [[grid]].
 func (x *expansion) grids() {
 	gs, ok := x.raw["grid"].([]map[string]any)
@@ -199,33 +220,79 @@ func (x *expansion) grids() {
 	var out []map[string]any
 	for j, g := range gs {
 		key := fmt.Sprintf("grid[%d]", j)
-		d := newDraft()
-		failed := false
-		for _, name := range x.extendsOf(key+"."+keyExtends, g[keyExtends]) {
-			t := x.template(key+"."+keyExtends, name)
-			if t == nil {
-				failed = true
-				continue
-			}
-			d.mergeDraft(t)
-		}
-		d.merge(g, key, keyExtends)
-		if failed {
+		d, ok := x.extended(key, g)
+		if !ok {
 			continue
 		}
 		for _, eg := range x.expandGrid(key, d) {
-			i := len(out)
-			out = append(out, eg.t)
-			x.res.Origin[fmt.Sprintf("grid[%d]", i)] = key
-			for rel, src := range eg.origin {
-				x.res.Origin[fmt.Sprintf("grid[%d].%s", i, rel)] = src
-			}
+			out = append(out, x.place("grid", len(out), key, eg))
 			if n, ok := eg.t["name"].(string); ok {
 				x.names = append(x.names, n)
 			}
 		}
 	}
 	x.res.Raw["grid"] = out
+}
+
+// place records the origins of the expanded table e, element i of the
+// array at path, made from the source table at key, and returns it.
+func (x *expansion) place(path string, i int, key string, e *draft) map[string]any {
+	at := fmt.Sprintf("%s[%d]", path, i)
+	x.res.Origin[at] = key
+	for rel, src := range e.origin {
+		x.res.Origin[at+"."+rel] = src
+	}
+	return e.t
+}
+
+// reportSections are the arrays of report sections that, as grids, may
+// extend templates, and have a matrix (one section per combination, in
+// order), when rules and let values; their expressions are evaluated
+// only in a section with a matrix or a let table, so that text without
+// them keeps its braces.
+var reportSections = [][]string{{"claim"}, {"figure"}, {"table"}, {"report", "derive"}}
+
+// sections expands every report section.
+func (x *expansion) sections() {
+	for _, path := range reportSections {
+		parent, src := x.res.Raw, x.raw
+		for _, p := range path[:len(path)-1] {
+			t, ok := src[p].(map[string]any)
+			if !ok {
+				parent = nil
+				break
+			}
+			src = t
+			c := maps.Clone(t) // the input is not modified
+			parent[p] = c
+			parent = c
+		}
+		last := path[len(path)-1]
+		if parent == nil {
+			continue
+		}
+		ss, ok := src[last].([]map[string]any)
+		if !ok {
+			continue // the report reports a malformed section
+		}
+		at := strings.Join(path, ".")
+		var out []map[string]any
+		for j, s := range ss {
+			key := fmt.Sprintf("%s[%d]", at, j)
+			d, ok := x.extended(key, s)
+			if !ok {
+				continue
+			}
+			combos, _, ok := x.combinations(key, d, false)
+			if !ok {
+				continue
+			}
+			for _, c := range combos {
+				out = append(out, x.place(at, len(out), key, c))
+			}
+		}
+		parent[last] = out
+	}
 }
 
 func union(a, b map[string]any) map[string]any {
@@ -309,3 +376,73 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // typeName describes a decoded value for an error message.
 func typeName(v any) string { return anyconv.TypeName(v) }
+
+// expandedPrefixes are the key paths of the source that the expansion
+// replaces: their lines are those of the expanded keys' sources.
+var expandedPrefixes = []string{"grid[", "template.", "claim[", "figure[", "table[", "report.derive["}
+
+// Lines indexes the key paths of Raw at the lines of the source keys they
+// came from (src indexes the source), so that every error about an
+// expanded grid or report section points at what to edit. Keys the
+// expansion leaves alone keep their own lines.
+func (r *Result) Lines(src tomlline.Index) tomlline.Index {
+	ix := tomlline.Index{}
+	for k, n := range src {
+		if !slices.ContainsFunc(expandedPrefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
+			ix[k] = n
+		}
+	}
+	var walk func(p string, v any)
+	walk = func(p string, v any) {
+		if n := src.Line(r.Source(p)); n > 0 {
+			ix[p] = n
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				walk(p+"."+k, e)
+			}
+		case []map[string]any:
+			for i, e := range t {
+				walk(fmt.Sprintf("%s[%d]", p, i), e)
+			}
+		}
+	}
+	for _, k := range []string{"grid", "claim", "figure", "table"} {
+		for i, g := range asArray(r.Raw[k]) {
+			walk(fmt.Sprintf("%s[%d]", k, i), g)
+		}
+	}
+	if rep, ok := r.Raw["report"].(map[string]any); ok {
+		for i, d := range asArray(rep["derive"]) {
+			walk(fmt.Sprintf("report.derive[%d]", i), d)
+		}
+	}
+	if ps, ok := r.Raw["profiles"].(map[string]any); ok {
+		walk("profiles", ps)
+	}
+	return ix
+}
+
+// Decode decodes the expanded file into v as the TOML decoder decodes a
+// file that writes it out: the top-level keys of Raw given (all when none)
+// are encoded and decoded again, so that v cannot tell an expanded section
+// from a written one. It returns the written-out text with the decoder's
+// metadata (its Undecoded keys are those of the text, without indices).
+func (r *Result) Decode(v any, keys ...string) (string, toml.MetaData, error) {
+	keep := r.Raw
+	if len(keys) > 0 {
+		keep = map[string]any{}
+		for _, k := range keys {
+			if e, ok := r.Raw[k]; ok {
+				keep[k] = e
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(keep); err != nil {
+		return "", toml.MetaData{}, fmt.Errorf("writing out the expanded file: %w", err)
+	}
+	md, err := toml.Decode(buf.String(), v)
+	return buf.String(), md, err
+}

@@ -216,17 +216,8 @@ func (x *expansion) whens(d *draft, vars []variable) ([]*when, bool) {
 // distinct name of the matrix's combinations, the later combinations of
 // a name becoming its include rows.
 func (x *expansion) expandGrid(key string, d *draft) []*draft {
-	vars, ok := x.matrix(key, d)
+	combos, vars, ok := x.combinations(key, d, true)
 	if !ok {
-		return nil
-	}
-	vars = nameOrder(d.t["name"], vars)
-	rules, ok := x.whens(d, vars)
-	if !ok {
-		return nil
-	}
-	if _, hasWhen := d.t[keyWhen]; hasWhen && len(vars) == 0 {
-		x.errorf(d.source(keyWhen), "when rules need a matrix to match")
 		return nil
 	}
 	type group struct {
@@ -235,6 +226,48 @@ func (x *expansion) expandGrid(key string, d *draft) []*draft {
 	}
 	var groups []*group
 	byName := map[string]*group{}
+	for _, c := range combos {
+		name, _ := c.t["name"].(string)
+		gr := byName[name]
+		if gr == nil {
+			gr = &group{name: name}
+			byName[name] = gr
+			groups = append(groups, gr)
+		}
+		gr.rows = append(gr.rows, c)
+	}
+	var out []*draft
+	for _, gr := range groups {
+		if g := x.rowsToIncludes(d, gr.rows, vars); g != nil {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// combinations lays each combination of d's matrix (its variants, then
+// the when rules that match it) over d, skipped ones left out, in the
+// order of the name's variables. With evaluate, or when d has a matrix or
+// a let table, every combination's expressions are replaced by their
+// values; a report section without either keeps its text as written.
+func (x *expansion) combinations(key string, d *draft, evaluate bool) ([]*draft, []variable, bool) {
+	vars, ok := x.matrix(key, d)
+	if !ok {
+		return nil, nil, false
+	}
+	vars = nameOrder(d.t["name"], vars)
+	rules, ok := x.whens(d, vars)
+	if !ok {
+		return nil, nil, false
+	}
+	if _, hasWhen := d.t[keyWhen]; hasWhen && len(vars) == 0 {
+		x.errorf(d.source(keyWhen), "when rules need a matrix to match")
+		return nil, nil, false
+	}
+	if _, hasLet := d.t[keyLet]; hasLet || len(vars) > 0 {
+		evaluate = true
+	}
+	var out []*draft
 	for _, combo := range product(vars) {
 		c := d.clone()
 		for _, k := range []string{keyMatrix, keyWhen} {
@@ -246,7 +279,7 @@ func (x *expansion) expandGrid(key string, d *draft) []*draft {
 			vr := v.variants[combo[i]]
 			sc.vars[v.name] = vr.value
 			if vr.set != nil && !x.mergeSet(c, vr.set, vr.at) {
-				return nil
+				return nil, nil, false
 			}
 		}
 		for _, r := range rules {
@@ -259,36 +292,23 @@ func (x *expansion) expandGrid(key string, d *draft) []*draft {
 				break
 			}
 			if !x.mergeSet(c, r.set, r.at+".set") {
-				return nil
+				return nil, nil, false
 			}
 		}
 		if skip {
 			continue
 		}
-		if !x.evaluate(c, sc) {
-			return nil
+		if evaluate && !x.evaluate(c, sc) {
+			return nil, nil, false
 		}
-		name, _ := c.t["name"].(string)
-		gr := byName[name]
-		if gr == nil {
-			gr = &group{name: name}
-			byName[name] = gr
-			groups = append(groups, gr)
-		}
-		gr.rows = append(gr.rows, c)
+		out = append(out, c)
 	}
 	for _, r := range rules {
 		if !r.used {
 			x.res.Warnings = append(x.res.Warnings, Error{r.at, "matches no combination of the matrix"})
 		}
 	}
-	var out []*draft
-	for _, gr := range groups {
-		if g := x.rowsToIncludes(d, gr.rows, vars); g != nil {
-			out = append(out, g)
-		}
-	}
-	return out
+	return out, vars, true
 }
 
 // nameVarRE finds a variable written alone in braces in a grid's name.

@@ -112,22 +112,32 @@ func (s *scope) names() []string {
 
 // interpolate evaluates the {expressions} of s: a string that is one
 // expression becomes its value (a number or a list), one with text around
-// them a string with their values written in.
+// them a string with their values written in. {{ and }} write a brace.
 func interpolate(s string, e env) (any, error) {
-	if !strings.Contains(s, "{") {
+	if !strings.ContainsAny(s, "{}") {
 		return s, nil
 	}
 	var b strings.Builder
 	rest := s
 	for {
-		i := strings.IndexByte(rest, '{')
+		i := strings.IndexAny(rest, "{}")
 		if i < 0 {
 			b.WriteString(rest)
 			break
 		}
+		if strings.HasPrefix(rest[i:], "{{") || strings.HasPrefix(rest[i:], "}}") {
+			b.WriteString(rest[:i+1])
+			rest = rest[i+2:]
+			continue
+		}
+		if rest[i] == '}' {
+			b.WriteString(rest[:i+1])
+			rest = rest[i+1:]
+			continue
+		}
 		j := strings.IndexByte(rest[i:], '}')
 		if j < 0 {
-			return nil, fmt.Errorf("%q: unclosed {", s)
+			return nil, fmt.Errorf("%q: unclosed { (write {{ for a brace)", s)
 		}
 		v, err := eval(rest[i+1:i+j], e)
 		if err != nil {
