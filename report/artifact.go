@@ -368,11 +368,17 @@ func drawReference(p *plot.Plot, fs FigureSpec, refs []*run) (plot.Thumbnailer, 
 			ys = append(ys, v)
 		}
 	}
-	if len(ys) == 0 || math.IsInf(p.X.Min, 0) || p.X.Max <= p.X.Min {
+	if len(ys) == 0 || math.IsInf(p.X.Min, 0) || p.X.Max < p.X.Min {
 		return nil, false
 	}
+	x0, x1 := p.X.Min, p.X.Max
+	if x0 == x1 {
+		// A panel with one x (a profile that runs one size): span the
+		// range gonum's axis widens a single value to, x ± 1.
+		x0, x1 = x0-1, x1+1
+	}
 	y := summarise(ys).pick(fs.Aggregate)
-	l, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: y}, {X: p.X.Max, Y: y}})
+	l, err := plotter.NewLine(plotter.XYs{{X: x0, Y: y}, {X: x1, Y: y}})
 	if err != nil {
 		return nil, false
 	}

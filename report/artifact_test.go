@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+
 	"sgplab/results"
 )
 
@@ -210,5 +213,48 @@ func TestMatrixGridCoordinates(t *testing.T) {
 	b := results.Artifact{Name: "m", Rows: 1, Columns: []string{"p", "q"}, Data: []float64{1, 2}}
 	if g := newMatrixGrid(b); g.X(1) != 1 {
 		t.Fatalf("non-numeric columns should index, got %v", g.coords)
+	}
+}
+
+// TestDrawReferenceSpansPanel: the reference line spans the panel's x range,
+// also when every run of the panel has the same x (a quick profile that runs
+// one size), where it once was silently left out.
+func TestDrawReferenceSpansPanel(t *testing.T) {
+	ref := []*run{{Method: "gpr", Metrics: map[string]float64{"elbo": 2984}}}
+	tests := []struct {
+		name   string
+		xs     []float64
+		refs   []*run
+		ok     bool
+		x0, x1 float64
+	}{
+		{"several x", []float64{11, 41}, ref, true, 11, 41},
+		{"one x", []float64{41}, ref, true, 40, 42},
+		{"no reference run", []float64{11, 41}, nil, false, 0, 0},
+	}
+	for _, tt := range tests {
+		p := plot.New()
+		var pts plotter.XYs
+		for _, x := range tt.xs {
+			pts = append(pts, plotter.XY{X: x, Y: 2300})
+		}
+		s, err := plotter.NewScatter(pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Add(s)
+		th, ok := drawReference(p, FigureSpec{Y: "metric:elbo"}, tt.refs)
+		if ok != tt.ok {
+			t.Errorf("%s: drawn = %v, want %v", tt.name, ok, tt.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		l := th.(*plotter.Line)
+		want := plotter.XYs{{X: tt.x0, Y: 2984}, {X: tt.x1, Y: 2984}}
+		if len(l.XYs) != 2 || l.XYs[0] != want[0] || l.XYs[1] != want[1] {
+			t.Errorf("%s: line %v, want %v", tt.name, l.XYs, want)
+		}
 	}
 }
