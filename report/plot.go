@@ -225,8 +225,11 @@ func buildFigure(fs FigureSpec, runs []*run, traces map[string][]tracePoint, rc 
 		}
 		if len(bySeries) == 0 {
 			addNoData(p, fs)
-		} else if fs.Kind == "scatter" {
-			padAxis(&p.X, fs.LogX)
+		} else if fs.Kind == "scatter" || fs.Kind == "line" {
+			// Lines keep their x range (a reference line spans it).
+			if fs.Kind == "scatter" {
+				padAxis(&p.X, fs.LogX)
+			}
 			padAxis(&p.Y, fs.LogY)
 		}
 		// A panel whose runs could not be drawn keeps the default range,

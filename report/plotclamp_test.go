@@ -130,3 +130,23 @@ func TestScatterPointsOffTheFrame(t *testing.T) {
 		t.Errorf("axes x [%v, %v], y [%v, %v]: an extreme point lies on the frame", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
 	}
 }
+
+// A line panel's y range leaves room above its highest point and a
+// reference line (VOF's exact GP sat on the frame).
+func TestLinePointsOffTheFrame(t *testing.T) {
+	var runs []*run
+	for i, m := range []string{"11", "41"} {
+		runs = append(runs, &run{Split: 0, Method: "vof", Status: results.StatusDone, Profile: "full",
+			Params: map[string]string{"m": m}, Metrics: map[string]float64{"elbo": 2265 + 40*float64(i)}})
+	}
+	runs = append(runs, &run{Method: "gpr", Status: results.StatusDone, Profile: "full", Params: map[string]string{"m": "11"}, Metrics: map[string]float64{"elbo": 2984}})
+	fs := FigureSpec{Name: "l", Kind: "line", X: "param:m", Y: "metric:elbo", Series: "method", ReferenceMethod: "gpr", Aggregate: "mean", Band: "none"}
+	f, err := buildRunsFigure(fs, runs, nil, &renderCtx{spec: &Spec{}, profile: "full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Panels[0]
+	if !(p.Y.Min < 2265 && p.Y.Max > 2984) {
+		t.Errorf("y [%v, %v]: the lowest point or the reference line lies on the frame", p.Y.Min, p.Y.Max)
+	}
+}
