@@ -308,14 +308,6 @@ func TestLBFGSLineSearchEndAtRounding(t *testing.T) {
 		}
 		return 1000 + s + 3e-6*math.Sin(1e9*phase)
 	}
-	wrongSign := func(x, grad []float64) float64 { // the gradient points uphill beyond x = 1
-		d := x[0] - 5
-		grad[0] = 2 * d
-		if x[0] >= 1 {
-			grad[0] = -2 * d
-		}
-		return d * d
-	}
 	tests := []struct {
 		name      string
 		f         Objective
@@ -324,7 +316,7 @@ func TestLBFGSLineSearchEndAtRounding(t *testing.T) {
 	}{
 		{"stalled at rounding", biased, []float64{5, -3, 2, 7}, true},
 		{"next step's promise below rounding", noisy, []float64{5, -3, 2, 7}, true},
-		{"failed mid-descent", wrongSign, []float64{0}, false},
+		{"failed mid-descent", wrongSignBeyondOne, []float64{0}, false},
 	}
 	for _, tc := range tests {
 		res, err := Minimize(context.Background(), tc.f, tc.x0, Settings{MaxIter: 500, GradTol: 1e-300}, nil)
@@ -357,14 +349,6 @@ func TestLBFGSResetsStaleMemory(t *testing.T) {
 		grad[0] = 1e6*w + 1e-2*d
 		return 0.5e6*w*w + 0.5e-2*d*d + 1e-6*math.Sin(1e9*x[0])
 	}
-	wrongSign := func(x, grad []float64) float64 { // the gradient points uphill beyond x = 1
-		d := x[0] - 5
-		grad[0] = 2 * d
-		if x[0] >= 1 {
-			grad[0] = -2 * d
-		}
-		return d * d
-	}
 	tests := []struct {
 		name      string
 		f         Objective
@@ -374,7 +358,7 @@ func TestLBFGSResetsStaleMemory(t *testing.T) {
 		want      float64 // x at the end (converged cases)
 	}{
 		{"stale memory after a curvature drop", wallThenSlope, []float64{-1}, true, 1, 10},
-		{"failing again from an empty memory", wrongSign, []float64{0}, false, 1, 0},
+		{"failing again from an empty memory", wrongSignBeyondOne, []float64{0}, false, 1, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -402,4 +386,15 @@ func TestLBFGSResetsStaleMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wrongSignBeyondOne is (x − 5)² with a gradient that points uphill beyond
+// x = 1: a line search from there cannot succeed.
+func wrongSignBeyondOne(x, grad []float64) float64 {
+	d := x[0] - 5
+	grad[0] = 2 * d
+	if x[0] >= 1 {
+		grad[0] = -2 * d
+	}
+	return d * d
 }
