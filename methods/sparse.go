@@ -409,7 +409,6 @@ type sparseModel struct {
 	blocks []*sparseBlock
 	stats  *collapsedStats
 	post   *inference.Posterior
-	train  gp.Data
 	dim    int
 	fitted bool
 }
@@ -555,7 +554,7 @@ func (m *sparseModel) errfIf(err error) error {
 // build makes the kernel, likelihood, feature sets and q, in that order in
 // the parameter set (the optimiser's vector follows it).
 func (m *sparseModel) build(train gp.Data, opt FitOptions) error {
-	m.dim, m.train = train.D(), train
+	m.dim = train.D()
 	m.set = param.NewSet()
 	var err error
 	if m.kern, err = m.decl.kernel(m.p, m.dim, m.set); err != nil {
@@ -877,14 +876,14 @@ func (m *sparseModel) condition(train gp.Data, opt FitOptions, res *FitResult) e
 		t := ad.NewTape()
 		b := m.set.Bind(t)
 		kb, fb := m.bind(b, 0)
-		x := t.Const(m.train.X)
-		final, info, err := inference.SGPR(kb, fb, x, m.train.Y, b.Get(noiseName), m.opts())
+		x := t.Const(train.X)
+		final, info, err := inference.SGPR(kb, fb, x, train.Y, b.Get(noiseName), m.opts())
 		if err != nil {
 			return fmt.Errorf("bound at the final parameters: %w", err)
 		}
 		res.Objective = final.Scalar()
 		res.Extra["jitter"] = info.Jitter
-		m.post, _, err = inference.SGPRPosterior(kb, fb, x, m.train.Y, b.Get(noiseName), m.opts())
+		m.post, _, err = inference.SGPRPosterior(kb, fb, x, train.Y, b.Get(noiseName), m.opts())
 		if err != nil {
 			return fmt.Errorf("posterior: %w", err)
 		}
