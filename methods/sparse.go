@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"time"
 
@@ -409,7 +410,6 @@ type sparseModel struct {
 	blocks []*sparseBlock
 	stats  *collapsedStats
 	post   *inference.Posterior
-	train  gp.Data
 	dim    int
 	fitted bool
 }
@@ -555,7 +555,7 @@ func (m *sparseModel) errfIf(err error) error {
 // build makes the kernel, likelihood, feature sets and q, in that order in
 // the parameter set (the optimiser's vector follows it).
 func (m *sparseModel) build(train gp.Data, opt FitOptions) error {
-	m.dim, m.train = train.D(), train
+	m.dim = train.D()
 	m.set = param.NewSet()
 	var err error
 	if m.kern, err = m.decl.kernel(m.p, m.dim, m.set); err != nil {
@@ -788,7 +788,15 @@ func (m *sparseModel) fitStats(ctx context.Context, train gp.Data, opt FitOption
 	if err := m.stats.precompute(train, blk.feat.Bind(m.set.Bind(ad.NewTape()), blk.FeaturePrefix()).M(), blk.fixed); err != nil {
 		return FitResult{}, err
 	}
-	return m.stats.fit(ctx, m.rec, opt, start, time.Since(start).Seconds(), progress)
+	precompute := time.Since(start).Seconds()
+	// The precompute's Φ buffers (M × StatsChunk per core, 34 MB at
+	// M = 210) are dead now. Collected before the optimiser's steps
+	// allocate, their pages serve the steps' garbage instead of adding to
+	// the fit's peak memory; beside millions of rows of float arrays, the
+	// collector would not run on its own until the heap had doubled.
+	// Marking a heap of float arrays takes milliseconds.
+	runtime.GC()
+	return m.stats.fit(ctx, m.rec, opt, start, precompute, progress)
 }
 
 // fitCollapsed trains the collapsed bound at O(NM²) per step (Kuf moves
@@ -877,14 +885,14 @@ func (m *sparseModel) condition(train gp.Data, opt FitOptions, res *FitResult) e
 		t := ad.NewTape()
 		b := m.set.Bind(t)
 		kb, fb := m.bind(b, 0)
-		x := t.Const(m.train.X)
-		final, info, err := inference.SGPR(kb, fb, x, m.train.Y, b.Get(noiseName), m.opts())
+		x := t.Const(train.X)
+		final, info, err := inference.SGPR(kb, fb, x, train.Y, b.Get(noiseName), m.opts())
 		if err != nil {
 			return fmt.Errorf("bound at the final parameters: %w", err)
 		}
 		res.Objective = final.Scalar()
 		res.Extra["jitter"] = info.Jitter
-		m.post, _, err = inference.SGPRPosterior(kb, fb, x, m.train.Y, b.Get(noiseName), m.opts())
+		m.post, _, err = inference.SGPRPosterior(kb, fb, x, train.Y, b.Get(noiseName), m.opts())
 		if err != nil {
 			return fmt.Errorf("posterior: %w", err)
 		}

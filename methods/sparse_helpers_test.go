@@ -48,10 +48,15 @@ func (m *sparseModel) interval() *features.IntervalFeature {
 	return m.blocks[0].feat.(*features.IntervalFeature)
 }
 
-// collapsed is the collapsed bound from the precomputed statistics.
+// collapsed is the collapsed bound from the precomputed statistics; after
+// Fit it needs the training inputs handed back (restoreInputs).
 func (m *sparseModel) collapsed(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
 	return m.stats.objective(t, b)
 }
+
+// restoreInputs hands a model fitted from statistics its training inputs
+// back: the bound's trace term reads them, and a fitted model drops them.
+func (m *sparseModel) restoreInputs(x *mat.Dense) { m.stats.trainX = x }
 
 // svgpELBO is the SVGP objective of block 0 on the minibatch (x, y) of a
 // training set of n points. phi, when not nil, is the precomputed Kuf =

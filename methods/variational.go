@@ -287,7 +287,7 @@ type collapsedStats struct {
 	prefix string // the feature's parameter prefix (its Block's)
 	set    *param.Set
 	stats  *inference.Stats
-	trainX *mat.Dense
+	trainX *mat.Dense // the training inputs while fitting, nil after
 }
 
 // precompute builds the statistics (the O(NM²) pass).
@@ -339,6 +339,10 @@ func (c *collapsedStats) fit(ctx context.Context, r Recipe, opt FitOptions, star
 		return FitResult{}, err
 	}
 	rep, terr := Train(ctx, c.set, c.objective, st, st.Method, start, progress)
+	// Only the bound's trace term reads the training inputs; the posterior
+	// is the statistics': a fitted model leaves millions of rows to the
+	// collector once its caller drops them.
+	c.trainX = nil
 	res := NewFitResult(rep, c.set)
 	res.Extra["precompute_seconds"] = precompute
 	for i := range res.Trace {

@@ -18,10 +18,13 @@ func fitNoSteps(b *testing.B, method string, raw map[string]any, n, d int) *spar
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := model.Fit(context.Background(), boxData(n, d, 1), FitOptions{Iterations: 0}, nil); err != nil {
+	train := boxData(n, d, 1)
+	if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil); err != nil {
 		b.Fatal(err)
 	}
-	return sparseOf(b, model)
+	m := sparseOf(b, model)
+	m.restoreInputs(train.X)
+	return m
 }
 
 // BenchmarkIntervalStep is one objective + gradient of the collapsed bound

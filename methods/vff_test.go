@@ -60,6 +60,7 @@ func TestIntervalCollapsedEqualsSGPR(t *testing.T) {
 		if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 0}, nil); err != nil {
 			t.Fatalf("%s: %v", c.method, err)
 		}
+		m.restoreInputs(train.X)
 		for _, scale := range []float64{1, 0.7, 1.6} {
 			v := m.set.Vector()
 			for i := range v {
@@ -100,9 +101,11 @@ func TestIntervalCollapsedGradient(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := sparseOf(t, model)
-		if _, err := model.Fit(context.Background(), boxData(80, 2, 5), FitOptions{}, nil); err != nil {
+		train := boxData(80, 2, 5)
+		if _, err := model.Fit(context.Background(), train, FitOptions{}, nil); err != nil {
 			t.Fatal(err)
 		}
+		m.restoreInputs(train.X)
 		v0 := m.set.Vector()
 		value := func(v []float64) float64 {
 			m.set.SetVector(v)
@@ -219,6 +222,7 @@ func vffExactGap(t *testing.T, train gp.Data, raw map[string]any) float64 {
 	if _, err := model.Fit(context.Background(), train, FitOptions{}, nil); err != nil {
 		t.Fatal(err)
 	}
+	m.restoreInputs(train.X)
 	tp := ad.NewTape()
 	b := m.set.Bind(tp)
 	bound, err := m.collapsed(tp, b)
@@ -255,7 +259,7 @@ func TestVFFBoundApproachesExactLML(t *testing.T) {
 // Cholesky), the reference for the structured whitening used in Fit.
 func (m *sparseModel) collapsedDense(t *ad.Tape, b *param.Bound) (*ad.Node, error) {
 	kb := m.kern.Bind(b, KernelPrefix)
-	kd := kernels.DiagSum(t, kb, m.train.X)
+	kd := kernels.DiagSum(t, kb, m.stats.trainX)
 	out, _, err := inference.CollapsedFromStats(m.stats.stats, inference.Kuu{Dense: m.interval().Kuu(kb)}, kd, b.Get("noise_variance"), inference.Options{})
 	return out, err
 }
@@ -281,9 +285,11 @@ func TestIntervalStructuredKuuMatchesDense(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := sparseOf(t, model)
-		if _, err := model.Fit(context.Background(), boxData(200, c.d, 8), FitOptions{}, nil); err != nil {
+		train := boxData(200, c.d, 8)
+		if _, err := model.Fit(context.Background(), train, FitOptions{}, nil); err != nil {
 			t.Fatal(err)
 		}
+		m.restoreInputs(train.X)
 		eval := func(f func(*ad.Tape, *param.Bound) (*ad.Node, error)) (float64, []float64) {
 			return valueAndGradient(t, m.set, f)
 		}

@@ -3,10 +3,13 @@ package methods
 import (
 	"context"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
+	"sgplab/gp"
 	"sgplab/gp/ad"
 	"sgplab/gp/inference"
 	"sgplab/gp/optim"
@@ -263,5 +266,42 @@ func TestVISHFixedLengthscale(t *testing.T) {
 				t.Errorf("objective %v → %v", res.Trace[0].Objective, res.Objective)
 			}
 		})
+	}
+}
+
+// A model fitted by the collapsed bound from statistics (a fixed Kuf:
+// VISH with fixed weight variances, VFF, IFF) predicts from the
+// statistics' posterior alone: once its caller drops the training set,
+// nothing of the fitted model keeps the rows alive, so that the runner can
+// free millions of them before predicting.
+func TestStatsFitReleasesTrainingSet(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"vish", map[string]any{"max_level": int64(4), "kernel": "sphere-matern32", "train_weights": false}},
+		{"avff", map[string]any{"frequencies": int64(8)}},
+		{"iff", map[string]any{}},
+	} {
+		model, err := Build(tc.method, tc.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		train, test := toyData(1, 300, 0.1), toyData(2, 20, 0)
+		if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 10}, nil); err != nil {
+			t.Fatalf("%s: %v", tc.method, err)
+		}
+		if sparseOf(t, model).stats == nil {
+			t.Fatalf("%s: not fitted from statistics", tc.method)
+		}
+		x, y := weak.Make(&train.X.RawMatrix().Data[0]), weak.Make(&train.Y[0])
+		train = gp.Data{}
+		runtime.GC()
+		if x.Value() != nil || y.Value() != nil {
+			t.Errorf("%s: the fitted model keeps the training set reachable (inputs %v, targets %v)", tc.method, x.Value() != nil, y.Value() != nil)
+		}
+		if _, err := model.Predict(test.X); err != nil {
+			t.Errorf("%s: predicting without the training set: %v", tc.method, err)
+		}
 	}
 }

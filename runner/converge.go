@@ -68,6 +68,6 @@ func lastPhase(trace []results.TracePoint) []float64 {
 // convergenceMetrics are the ConvergedMetric and RelChangeMetric of a done
 // run.
 func convergenceMetrics(spec *RunSpec, oc outcome, trace []results.TracePoint) []results.Metric {
-	c, rel := convergence(spec, oc.fit, trace, oc.data.Train.N())
+	c, rel := convergence(spec, oc.fit, trace, oc.nTrain)
 	return []results.Metric{{Name: ConvergedMetric, Value: c}, {Name: RelChangeMetric, Value: rel}}
 }

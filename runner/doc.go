@@ -111,5 +111,9 @@
 // ServeChild: the child streams progress and its scored result back, the
 // parent records them, and a child that is killed, crashes, exceeds its
 // memory limit or outlives its time limit is recorded as failed with the
-// signal or fault, its peak RSS and its last progress report.
+// signal or fault, its peak RSS and its last progress report. A child runs
+// one run and caches nothing: unless the run's artifacts need them, it
+// drops the training set once the fit is done and the test inputs once
+// prediction is, so that a model that predicts from what it kept (VISH's
+// statistics) is scored without them in memory.
 package runner

@@ -106,7 +106,7 @@ func ServeChild(in io.Reader, out io.Writer, prepare PrepareFunc) error {
 		defer mu.Unlock()
 		return enc.Encode(m)
 	}
-	r := &Runner{Prepare: prepare}
+	r := &Runner{Prepare: prepare, oneRun: true}
 	// The child keeps the trace it streams, so that it judges convergence
 	// on exactly the points the parent stores.
 	var trace []results.TracePoint

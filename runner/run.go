@@ -29,7 +29,8 @@ type Dataset struct {
 	Train gp.Data
 	Test  gp.Data
 	// TestY are the test targets in original units (regression) or labels
-	// in {-1, +1} (classification); Test.Y may be standardised.
+	// in {-1, +1} (classification), which the runner scores; Test.Y may be
+	// standardised or be TestY itself (no method reads the test targets).
 	TestY []float64
 	// YShift and YScale map the model's standardised predictions back:
 	// y = YShift + YScale·y_std. YScale 0 means no scaling.
@@ -104,6 +105,11 @@ type Runner struct {
 	Present func(*RunSpec) bool
 
 	cache datasetCache
+	// oneRun is set in a run's child process (ServeChild): no later run
+	// shares its dataset, so guarded drops what the run no longer needs
+	// (the training set after the fit, the test inputs after prediction)
+	// instead of caching it.
+	oneRun bool
 }
 
 // DefaultHeartbeat is the lease heartbeat interval when Runner sets none.
@@ -367,6 +373,7 @@ type outcome struct {
 	fit       methods.FitResult
 	pred      methods.Prediction
 	data      *Dataset
+	nTrain    int // training rows (data.Train may be dropped after the fit)
 	trainSecs float64
 	predSecs  float64
 	loadAvg   float64 // 1-minute load average at the end of Fit; NaN if unknown
@@ -562,7 +569,7 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		oc.err = fmt.Errorf("preparing dataset %s: %w", spec.Dataset, err)
 		return oc
 	}
-	oc.data = data
+	oc.data, oc.nTrain = data, data.Train.N()
 	task := spec.Task
 	if task == "" {
 		task = data.Task
@@ -613,18 +620,32 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 		return oc
 	}
 	addExactLML(spec, &oc.fit, model, data.Train)
+	release := r.oneRun && len(spec.Artifacts) == 0
+	if release {
+		// The run's own copy of the dataset from here on, without the
+		// training set: a model that predicts from what it kept (VISH's
+		// statistics) then leaves those rows, most of a large run's
+		// memory, to the collector below.
+		r.cache.clear()
+		d := *data
+		d.Train = gp.Data{}
+		data, oc.data = nil, &d
+	}
 	// What the fit used and dropped (a precompute's buffers, the
 	// optimiser's tape) is collected before prediction allocates its
 	// results, which then reuse those pages instead of adding to the
 	// run's peak memory. Marking a heap of float arrays takes milliseconds.
 	runtime.GC()
 	t1 := time.Now()
-	oc.pred, err = model.Predict(data.Test.X)
+	oc.pred, err = model.Predict(oc.data.Test.X)
 	oc.predSecs = time.Since(t1).Seconds()
 	oc.cpuSecs = processCPUSeconds() - cpu0
 	if err != nil {
 		oc.err = fmt.Errorf("predicting: %w", err)
 		return oc
+	}
+	if release {
+		oc.data.Test.X = nil // scoring reads the targets only
 	}
 	runtime.GC() // the same for prediction's buffers before scoring
 	if len(spec.Artifacts) > 0 {
@@ -773,6 +794,13 @@ type datasetCache struct {
 }
 
 const datasetCacheSize = 2
+
+// clear forgets every cached dataset.
+func (c *datasetCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keys, c.entries = nil, nil
+}
 
 func (c *datasetCache) get(ctx context.Context, spec *RunSpec, prepare PrepareFunc) (*Dataset, error) {
 	b, _ := json.Marshal([]any{spec.Dataset, spec.DatasetParams, spec.Protocol, spec.Scaling, spec.Split, spec.Seed, spec.Task, spec.Files})

@@ -83,17 +83,19 @@ func prepareFunc(dataDir string) runner.PrepareFunc {
 			return nil, err
 		}
 		d := &runner.Dataset{Task: p.Task, Train: p.Train, Test: p.Test, YShift: p.YShift, YScale: p.YScale, Provenance: p.Provenance}
-		d.TestY = p.Test.Y
 		if p.Task != string(methods.Classification) {
+			// The test targets back in original units, in place: the model
+			// never sees them, and a second copy of millions of targets
+			// would only add to the run's peak memory.
 			scale := p.YScale
 			if scale == 0 {
 				scale = 1
 			}
-			d.TestY = make([]float64, len(p.Test.Y))
 			for i, y := range p.Test.Y {
-				d.TestY[i] = y*scale + p.YShift
+				p.Test.Y[i] = y*scale + p.YShift
 			}
 		}
+		d.TestY = p.Test.Y
 		return d, nil
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"weak"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -185,10 +186,12 @@ func (b *zonalBound) DiagSum(x *mat.Dense) *ad.Node {
 // radialCache remembers Σ_n ‖x̃_n‖^{2p} for the last inputs and weight and
 // bias variances it was asked about, so that the collapsed bound's trace
 // term costs O(1) per step, not O(N·D) (the inputs are the training set,
-// fixed for a fit; a different matrix or parameter value recomputes).
+// fixed for a fit; a different matrix or parameter value recomputes). It
+// knows the inputs by a weak pointer: a fitted kernel does not keep
+// millions of training rows alive after the fit.
 type radialCache struct {
 	mu   sync.Mutex
-	x    *mat.Dense
+	x    weak.Pointer[mat.Dense]
 	w    []float64
 	bias float64
 	sum  float64
@@ -199,7 +202,7 @@ func (c *radialCache) radialDiagSum(x *mat.Dense, w, bias *ad.Node, dim, biasCol
 	wv, bv := expand(w, dim), bias.Scalar()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.x != x || c.bias != bv || !equalFloats(c.w, wv) {
+	if c.x != weak.Make(x) || c.bias != bv || !equalFloats(c.w, wv) {
 		// Row by row: x̃ of millions of training rows is never needed whole.
 		n, _ := x.Dims()
 		sw, sb := sqrtAll(wv), math.Sqrt(bv)
@@ -213,7 +216,7 @@ func (c *radialCache) radialDiagSum(x *mat.Dense, w, bias *ad.Node, dim, biasCol
 			}
 			s += math.Pow(r2, float64(p))
 		}
-		c.x, c.w, c.bias, c.sum = x, wv, bv, s
+		c.x, c.w, c.bias, c.sum = weak.Make(x), wv, bv, s
 	}
 	return ad.Scale(c.sum, s1)
 }

@@ -138,6 +138,11 @@ func Coverage95(y, mean, varY []float64) (float64, error) {
 // varY (predictive variance of y, noise included) are in the model's
 // standardised units and are mapped back with sc before scoring.
 // Keys: "rmse", "mse", "nlpd", "test_loglik", "coverage95".
+//
+// The scores are streamed over the test points in order, each point mapped
+// back as Scale.Mean and Scale.Var map it: no copy of the predictions is
+// made (millions of test points), and the sums are bitwise those of MSE,
+// NLPD and Coverage95 on the mapped copies.
 func Regression(y, mean, varY []float64, sc Scale) (map[string]float64, error) {
 	if err := sc.validate(); err != nil {
 		return nil, err
@@ -145,26 +150,58 @@ func Regression(y, mean, varY []float64, sc Scale) (map[string]float64, error) {
 	if err := checkLens("regression", len(y), mean, varY); err != nil {
 		return nil, err
 	}
-	m, v := sc.Mean(mean), sc.Var(varY)
-	mse, err := MSE(y, m)
+	s, err := scoreRegression(y, mean, varY, sc, false)
 	if err != nil {
 		return nil, err
 	}
-	nlpd, err := NLPD(y, m, v)
-	if err != nil {
-		return nil, err
-	}
-	cov, err := Coverage95(y, m, v)
-	if err != nil {
-		return nil, err
-	}
+	return s.scores(), nil
+}
+
+// regressionSums are the running sums of the regression scores: the squared
+// errors over every point, the NLPD terms and the count inside the 95%
+// interval over the points scored for density (n of them).
+type regressionSums struct {
+	sq, nlpd  float64
+	in, n, nY int
+}
+
+func (s regressionSums) scores() map[string]float64 {
+	mse := s.sq / float64(s.nY)
+	nlpd := s.nlpd / float64(s.n)
 	return map[string]float64{
 		RMSEName:       math.Sqrt(mse),
 		MSEName:        mse,
 		NLPDName:       nlpd,
 		TestLogLikName: -nlpd,
-		Coverage95Name: cov,
-	}, nil
+		Coverage95Name: float64(s.in) / float64(s.n),
+	}
+}
+
+// scoreRegression streams the sums of Regression; with positiveOnly the
+// points whose standardised variance is not positive count in the squared
+// error only (RegressionPositiveVar).
+func scoreRegression(y, mean, varY []float64, sc Scale, positiveOnly bool) (regressionSums, error) {
+	f := sc.factor()
+	f2 := f * f
+	s := regressionSums{nY: len(y)}
+	for i, yi := range y {
+		m := sc.Shift + f*mean[i] // Scale.Mean's value
+		d := yi - m
+		s.sq += d * d
+		if positiveOnly && !(varY[i] > 0) {
+			continue
+		}
+		v := f2 * varY[i] // Scale.Var's value
+		if !(v > 0) {
+			return s, fmt.Errorf("metrics: NLPD: predictive variance %g at test point %d is not positive", v, s.n)
+		}
+		s.nlpd += 0.5 * (math.Log(2*math.Pi*v) + d*d/v)
+		if math.Abs(d) <= z95*math.Sqrt(v) {
+			s.in++
+		}
+		s.n++
+	}
+	return s, nil
 }
 
 // NonPositiveVarName counts the test points RegressionPositiveVar left out
@@ -181,25 +218,24 @@ func RegressionPositiveVar(y, mean, varY []float64, sc Scale) (map[string]float6
 	if err := checkLens("regression", len(y), mean, varY); err != nil {
 		return nil, err
 	}
-	var yp, mp, vp []float64
-	for i, v := range varY {
+	positive := 0
+	for _, v := range varY {
 		if v > 0 {
-			yp, mp, vp = append(yp, y[i]), append(mp, mean[i]), append(vp, v)
+			positive++
 		}
 	}
-	if len(yp) == 0 {
+	if positive == 0 {
 		return nil, fmt.Errorf("metrics: no test point of %d has a positive predictive variance", len(y))
 	}
-	out, err := Regression(yp, mp, vp, sc)
+	if err := sc.validate(); err != nil {
+		return nil, err
+	}
+	s, err := scoreRegression(y, mean, varY, sc, true)
 	if err != nil {
 		return nil, err
 	}
-	mse, err := MSE(y, sc.Mean(mean))
-	if err != nil {
-		return nil, err
-	}
-	out[MSEName], out[RMSEName] = mse, math.Sqrt(mse)
-	out[NonPositiveVarName] = float64(len(y) - len(yp))
+	out := s.scores()
+	out[NonPositiveVarName] = float64(len(y) - s.n)
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -212,5 +213,106 @@ func TestRegressionPositiveVar(t *testing.T) {
 	}
 	if _, err := Regression(y, mean, varY, Scale{}); err == nil {
 		t.Error("Regression accepted a negative variance")
+	}
+}
+
+// byCopies is how Regression and RegressionPositiveVar scored before they
+// streamed: the predictions mapped to original units as whole copies
+// (Scale.Mean, Scale.Var), then MSE, NLPD and Coverage95 on the copies (on
+// the positive-variance points only for NLPD and coverage when asked).
+func byCopies(t *testing.T, y, mean, varY []float64, sc Scale, positiveOnly bool) map[string]float64 {
+	t.Helper()
+	m, v := sc.Mean(mean), sc.Var(varY)
+	mse, err := MSE(y, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yd, md, vd := y, m, v
+	if positiveOnly {
+		yd, md, vd = nil, nil, nil
+		for i, x := range varY {
+			if x > 0 {
+				yd, md, vd = append(yd, y[i]), append(md, m[i]), append(vd, v[i])
+			}
+		}
+	}
+	nlpd, err := NLPD(yd, md, vd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov, err := Coverage95(yd, md, vd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]float64{MSEName: mse, RMSEName: math.Sqrt(mse), NLPDName: nlpd, TestLogLikName: -nlpd, Coverage95Name: cov}
+}
+
+// randomPredictions are n test targets in original units and standardised
+// predictions around them; with negatives, a tenth of the variances is
+// zero or negative.
+func randomPredictions(n int, sc Scale, negatives bool) (y, mean, varY []float64) {
+	rng := rand.New(rand.NewPCG(3, uint64(n)))
+	y, mean, varY = make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range y {
+		ystd := rng.NormFloat64()
+		y[i] = ystd*sc.Scale + sc.Shift
+		mean[i] = ystd + 0.7*rng.NormFloat64()
+		varY[i] = 0.05 + rng.ExpFloat64()
+		if negatives && rng.IntN(10) == 0 {
+			varY[i] = -rng.Float64() * float64(rng.IntN(2))
+		}
+	}
+	return y, mean, varY
+}
+
+// The streamed scores are bitwise those of the mapped copies (the stored
+// metrics of every run stay the same), for both regression scorers.
+func TestRegressionStreamedBitwise(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sc       Scale
+		positive bool
+	}{
+		{"scaled", Scale{Shift: -3.25, Scale: 7.5}, false},
+		{"identity", Scale{}, false},
+		{"positive-var scaled", Scale{Shift: 12.5, Scale: 0.3}, true},
+	} {
+		y, mean, varY := randomPredictions(10007, tc.sc, tc.positive)
+		score := Regression
+		if tc.positive {
+			score = RegressionPositiveVar
+		}
+		got, err := score(y, mean, varY, tc.sc)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for k, w := range byCopies(t, y, mean, varY, tc.sc, tc.positive) {
+			if math.Float64bits(got[k]) != math.Float64bits(w) {
+				t.Errorf("%s: %s = %.17g, by copies %.17g", tc.name, k, got[k], w)
+			}
+		}
+	}
+}
+
+// Scoring makes no copy of the test points: the bytes the scorers allocate
+// do not grow with N (a million points scored by copies allocated 16 MB).
+func TestRegressionAllocatesNoCopies(t *testing.T) {
+	sc := Scale{Shift: 1, Scale: 2}
+	allocated := func(n int, score func(y, mean, varY []float64, sc Scale) (map[string]float64, error)) uint64 {
+		y, mean, varY := randomPredictions(n, sc, false)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := score(y, mean, varY, sc); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	for name, score := range map[string]func(y, mean, varY []float64, sc Scale) (map[string]float64, error){
+		"Regression": Regression, "RegressionPositiveVar": RegressionPositiveVar,
+	} {
+		if b := allocated(1_000_000, score); b > 64<<10 {
+			t.Errorf("%s allocated %d bytes scoring 10⁶ points, want O(1) in N (≤ 64 KiB)", name, b)
+		}
 	}
 }
