@@ -304,7 +304,13 @@ func TestMissingCellOutsideProfile(t *testing.T) {
 // fixtureSpecStore is the fixture config's report and an empty store.
 func fixtureSpecStore(t *testing.T) (Spec, *results.Store) {
 	t.Helper()
-	spec, err := Parse("demo.toml", reporttest.Config)
+	return specStore(t, reporttest.Config)
+}
+
+// specStore is the report of the config cfg and an empty store.
+func specStore(t *testing.T, cfg string) (Spec, *results.Store) {
+	t.Helper()
+	spec, err := Parse("demo.toml", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,15 +356,7 @@ columns = "metric"
 metrics = ["rmse", "nlpd"]
 row_order = ["a", "b", "c"]
 `
-	spec, err := Parse("demo.toml", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := results.Open(filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	spec, st := specStore(t, cfg)
 	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := results.Run{ID: "q1", Grid: "demo/a", Method: "sgpr", Dataset: "energy", Profile: "quick", Status: results.StatusDone, Started: now, Finished: now}
 	if err := st.SaveRun(r, []results.Metric{{Name: "rmse", Value: 1}, {Name: "nlpd", Value: 2}}, nil); err != nil {

@@ -193,7 +193,7 @@ func scoreRegression(y, mean, varY []float64, sc Scale, positiveOnly bool) (regr
 		}
 		v := f2 * varY[i] // Scale.Var's value
 		if !(v > 0) {
-			return s, fmt.Errorf("metrics: NLPD: predictive variance %g at test point %d is not positive", v, s.n)
+			return s, fmt.Errorf("metrics: NLPD: predictive variance %g at test point %d is not positive", v, i)
 		}
 		s.nlpd += 0.5 * (math.Log(2*math.Pi*v) + d*d/v)
 		if math.Abs(d) <= z95*math.Sqrt(v) {
