@@ -43,6 +43,11 @@ type Profile struct {
 	// ([profiles.quick.grids.NAME] skip = true), e.g. exact GPs on sets
 	// too large for a quick profile; the note must say so.
 	Skip map[string]bool
+	// Jobs is the number of runs in flight when the command line gives
+	// none (0: one). A profile of many small fits, each on one core,
+	// sets 2 so that both cores work; the runs' results do not depend
+	// on it.
+	Jobs int
 }
 
 // Grid is one [[grid]] table.
@@ -230,8 +235,19 @@ func (f *File) parseProfiles(es *Errors, v any, grids map[string]int) {
 			f.errorf(es, key, "must be a table, got %s", typeName(profiles[name]))
 			continue
 		}
-		f.checkTable(es, key, p, map[string]kind{"note": kString, "override": kTable, "grids": kTables})
+		f.checkTable(es, key, p, map[string]kind{"note": kString, "override": kTable, "grids": kTables, "jobs": kInts})
 		prof := Profile{Name: name, Note: f.str(es, p, key, "note"), Grids: map[string]map[string]any{}, Skip: map[string]bool{}}
+		if v, ok := p["jobs"]; ok {
+			switch n := v.(type) {
+			case int64:
+				if n < 1 {
+					f.errorf(es, key+".jobs", "%d: want at least 1 run in flight", n)
+				}
+				prof.Jobs = int(n)
+			case []any:
+				f.errorf(es, key+".jobs", "want one number of runs in flight, not a list")
+			}
+		}
 		if o, ok := p["override"].(map[string]any); ok {
 			f.checkTable(es, key+".override", o, overKinds)
 			prof.Override = o

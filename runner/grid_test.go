@@ -50,6 +50,9 @@ func TestParseErrors(t *testing.T) {
 		{"profile bad key", base + "[profiles.quick]\nnote=\"n\"\n[profiles.quick.override]\nname = \"x\"\n", []string{"profiles.quick.override.name: unknown key"}},
 		{"no name", "[[grid]]\nname=\"g\"\nmethods=[\"fake-mean\"]\n", []string{"name: missing"}},
 		{"skip not a boolean", base + "[profiles.quick]\nnote=\"n\"\n[profiles.quick.grids.g]\nskip = \"yes\"\n", []string{"profiles.quick.grids.g.skip: want true or false"}},
+		{"jobs zero", base + "[profiles.quick]\nnote=\"n\"\njobs = 0\n", []string{"test.toml:14: profiles.quick.jobs: 0: want at least 1 run in flight"}},
+		{"jobs list", base + "[profiles.quick]\nnote=\"n\"\njobs = [1, 2]\n", []string{"profiles.quick.jobs: want one number of runs in flight, not a list"}},
+		{"jobs string", base + "[profiles.quick]\nnote=\"n\"\njobs = \"2\"\n", []string{"profiles.quick.jobs: want an integer"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -151,14 +154,14 @@ func TestProfileWithoutChangesSharesRuns(t *testing.T) {
 			t.Errorf("grid h (changed by quick): quick run %s profile %s shares full's id %s", quick[i].ID, quick[i].Profile, full[i].ID)
 		}
 	}
-	noop, _, err := expand(t, base+"[profiles.quick]\nnote = \"same as full\"\n", "quick")
+	noop, _, err := expand(t, base+"[profiles.quick]\nnote = \"same as full\"\njobs = 2\n", "quick")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fullBase, _, _ := expand(t, base, "")
 	for i := range noop {
 		if noop[i].ID != fullBase[i].ID {
-			t.Errorf("a profile with only a note forks run %s into %s", fullBase[i].ID, noop[i].ID)
+			t.Errorf("a profile with only a note and jobs forks run %s into %s", fullBase[i].ID, noop[i].ID)
 		}
 	}
 }
@@ -367,5 +370,29 @@ func TestShard(t *testing.T) {
 	}
 	if i, n, err := ParseShard("2/5"); err != nil || i != 2 || n != 5 {
 		t.Errorf("ParseShard(2/5) = %d, %d, %v", i, n, err)
+	}
+}
+
+// TestProfileJobs: a profile's jobs is read (the command line's default
+// number of runs in flight) and a profile without it leaves 0.
+func TestProfileJobs(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want int
+	}{
+		{base + "[profiles.quick]\nnote = \"n\"\njobs = 2\n", 2},
+		{base + "[profiles.quick]\nnote = \"n\"\n", 0},
+	} {
+		f, err := Parse("test.toml", c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := f.Profile(QuickProfile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Jobs != c.want {
+			t.Errorf("jobs %d, want %d", p.Jobs, c.want)
+		}
 	}
 }

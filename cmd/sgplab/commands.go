@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -121,8 +122,10 @@ exceeds --mem-limit or hangs past its time limit is recorded as failed with
 the signal, its peak memory and its last progress line. Ctrl-C (SIGINT) or
 SIGTERM records the runs in flight as interrupted and keeps every finished
 run (run the same command again to resume); a second signal kills at once.
---jobs defaults to 1: methods already use both cores through BLAS and chunked
-goroutines, so parallel runs mostly contend; raise it for many small runs.
+--jobs defaults to the profile's jobs key, else 1: methods already use both
+cores through BLAS and chunked goroutines, so parallel runs mostly contend;
+raise it for many small runs (a profile of small one-core fits sets
+jobs = 2). Results do not depend on it.
 Several sgplab run processes (on one machine or sharing a file system) may
 sweep the same grid into one database: each claims a run before running it,
 refreshes its claims every --heartbeat, and takes over runs whose worker
@@ -135,7 +138,7 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 130 / 143 interrupted by SIGINT / SIGTERM.`, stdout, stderr)
 	db := fs.String("db", "", "results database (default: the file's db key, else out/<name>/results.db)")
 	profile := fs.String("profile", envOr("PROFILE", runner.FullProfile), "profile: full or quick (a reduced profile is labelled in every output); default $PROFILE or full")
-	jobs := fs.Int("jobs", 1, "runs in flight at once")
+	jobs := fs.Int("jobs", 1, "runs in flight at once (default: the profile's jobs key, else 1)")
 	shard := fs.String("shard", "", "run only shard i/n of the runs (e.g. $SLURM_ARRAY_TASK_ID/8)")
 	force := fs.Bool("force", false, "re-run runs the database already holds as done")
 	dry := fs.Bool("dry-run", false, "list the runs (id, status, description) without running them")
@@ -204,6 +207,12 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	if p, _ := files[0].Profile(*profile); p.Note != "" && *profile != runner.FullProfile {
 		fmt.Fprintf(stdout, "profile %s: %s\n", *profile, p.Note)
 	}
+	jobsFrom := ""
+	if !flagGiven(fs, "jobs") {
+		if n := profileJobs(files, *profile); n > 0 {
+			*jobs, jobsFrom = n, " from profile "+*profile
+		}
+	}
 	if *dry {
 		return dryRun(stdout, path, specs)
 	}
@@ -231,7 +240,7 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	if *isolate {
 		where = "each in a child process"
 	}
-	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s), %s)\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs, where)
+	fmt.Fprintf(stdout, "%d runs in %s → %s (profile %s, BLAS %s, %d job(s)%s, %s)\n", len(specs), strings.Join(paths, ", "), path, *profile, r.Env.BLAS, *jobs, jobsFrom, where)
 	sum, err := r.Run(ctx, specs)
 	release() // before the summary: a signal from now on has the default action
 	if err == nil && errors.As(context.Cause(ctx), new(signalCause)) {
@@ -1024,4 +1033,31 @@ their metrics, traces, parameters and artifacts, in one transaction. Without
 		return cmdPrune(pos[1], *db, *profile, *dry, stdout, stderr)
 	}
 	return usageErr(fs, "unknown subcommand %q; want export, merge or prune", pos[0])
+}
+
+// flagGiven reports whether the command line set the named flag.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// profileJobs is the runs in flight the files' profile asks for when the
+// command line gives none: the smallest over the files (a file without
+// the key asks for 1), so that a file of large runs swept together with
+// one of small runs is not run two at a time; 0 when none sets it.
+func profileJobs(files []*runner.File, profile string) int {
+	jobs, set := 0, false
+	for _, f := range files {
+		p, _ := f.Profile(profile)
+		n := max(p.Jobs, 1)
+		set = set || p.Jobs > 0
+		if jobs == 0 || n < jobs {
+			jobs = n
+		}
+	}
+	if !set {
+		return 0
+	}
+	return jobs
 }

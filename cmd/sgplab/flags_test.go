@@ -58,3 +58,39 @@ func TestRunBadFlagValues(t *testing.T) {
 		t.Errorf("smallest valid values: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestRunJobsFromProfile: without --jobs, run takes the profile's jobs key
+// (the smallest over the files swept together, a file without it counting
+// as 1) and says where the number came from; --jobs wins over it.
+func TestRunJobsFromProfile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, extra string) string {
+		path := filepath.Join(dir, name)
+		src := strings.Replace(signalGrid, `"cli-test-mean", "cli-test-block"`, `"cli-test-mean"`, 1) + extra
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	two := write("two.toml", "[profiles.quick]\nnote = \"n\"\njobs = 2\n")
+	none := write("none.toml", "[profiles.quick]\nnote = \"n\"\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--profile", "quick", two}, "2 job(s) from profile quick,"},
+		{[]string{"--profile", "full", two}, "1 job(s),"},
+		{[]string{"--profile", "quick", "--jobs", "1", two}, "1 job(s),"},
+		{[]string{"--profile", "quick", "--jobs", "3", two}, "3 job(s),"},
+		{[]string{"--profile", "quick", none}, "1 job(s),"},
+		{[]string{"--profile", "quick", two, none}, "1 job(s) from profile quick,"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			args := append([]string{"run", "--isolate=false", "--force", "--db", filepath.Join(dir, "r.db")}, c.args...)
+			code, out, errOut := sgplab(args...)
+			if code != 0 || !strings.Contains(out, c.want) {
+				t.Errorf("exit %d, want 0 and %q in stdout\nstdout:\n%s\nstderr:\n%s", code, c.want, out, errOut)
+			}
+		})
+	}
+}
