@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -534,12 +535,15 @@ func formatETA(ns float64) string {
 
 // probeFirst orders the runs so that the cheapest run of each cost class
 // (by Cost) goes first, the classes in the order they first appear, and the
-// others follow in their expansion order. The ETA then measures every kind
-// of run within the first minutes instead of costing the classes not yet
-// seen at the rate of those that were: the VOF quick profile's Hermite
-// fits, which run 2000–15 000 L-BFGS iterations, come after 40 runs of
-// another kind. Results do not depend on the order runs are made in.
-func probeFirst(todo []*RunSpec, size func(*RunSpec) int) []*RunSpec {
+// others follow in their expansion order, or, with several runs in flight
+// (jobs > 1), the most costly first. The ETA then measures every kind of
+// run within the first minutes instead of costing the classes not yet seen
+// at the rate of those that were: the VOF quick profile's Hermite fits,
+// which run 2000–15 000 L-BFGS iterations, come after 40 runs of another
+// kind. Longest first keeps the sweep from ending on one long run while the
+// other cores idle (VOF quick: two 12-minute fits last in expansion order).
+// Results do not depend on the order runs are made in.
+func probeFirst(todo []*RunSpec, size func(*RunSpec) int, jobs int) []*RunSpec {
 	cheapest := map[string]int{} // class → index in todo
 	var classes []string
 	for i, s := range todo {
@@ -558,10 +562,19 @@ func probeFirst(todo []*RunSpec, size func(*RunSpec) int) []*RunSpec {
 		first[cheapest[k]] = true
 		out = append(out, todo[cheapest[k]])
 	}
+	probes := len(out)
 	for i, s := range todo {
 		if !first[i] {
 			out = append(out, s)
 		}
+	}
+	if jobs > 1 {
+		rest := out[probes:]
+		cost := make(map[*RunSpec]float64, len(rest))
+		for _, s := range rest {
+			cost[s] = Cost(s, size)
+		}
+		slices.SortStableFunc(rest, func(a, b *RunSpec) int { return cmp.Compare(cost[b], cost[a]) })
 	}
 	return out
 }

@@ -317,12 +317,20 @@ func TestProbeFirst(t *testing.T) {
 		return &RunSpec{ID: id, Experiment: "e", Grid: grid, Method: "sgpr", Iterations: iterations, Plan: methods.Plan{M: 10}}
 	}
 	todo := []*RunSpec{run("a1", "a", 50), run("a2", "a", 10), run("a3", "a", 10), run("b1", "b", 5), run("c1", "c", 100), run("c2", "c", 200)}
-	var got []string
-	for _, s := range probeFirst(todo, func(*RunSpec) int { return 100 }) {
-		got = append(got, s.ID)
-	}
-	if want := []string{"a2", "b1", "c1", "a1", "a3", "c2"}; !slices.Equal(got, want) {
-		t.Errorf("order %v, want %v", got, want)
+	for _, c := range []struct {
+		jobs int
+		want []string
+	}{
+		{1, []string{"a2", "b1", "c1", "a1", "a3", "c2"}}, // then expansion order
+		{2, []string{"a2", "b1", "c1", "c2", "a1", "a3"}}, // then longest first (stable)
+	} {
+		var got []string
+		for _, s := range probeFirst(todo, func(*RunSpec) int { return 100 }, c.jobs) {
+			got = append(got, s.ID)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("jobs %d: order %v, want %v", c.jobs, got, c.want)
+		}
 	}
 }
 

@@ -32,7 +32,7 @@ type ETAPoint struct {
 // live sweep.
 func ReplayETA(todo []*RunSpec, size func(*RunSpec) int, timings map[string]RunTiming, present func(*RunSpec) bool) []ETAPoint {
 	var runs []*RunSpec
-	for _, s := range probeFirst(todo, size) {
+	for _, s := range probeFirst(todo, size, 1) {
 		if _, ok := timings[s.ID]; ok {
 			runs = append(runs, s)
 		}

@@ -259,7 +259,7 @@ func (r *Runner) Run(ctx context.Context, specs []*RunSpec) (Summary, error) {
 	// Finish times are stored with their nanoseconds; a run this sweep
 	// must not repeat is one finished at or after since.
 	since := start.UTC()
-	todo = probeFirst(todo, r.Size)
+	todo = probeFirst(todo, r.Size, jobs)
 	pr := newProgress(out, r.Terminal, todo, sum.Skipped, r.Size)
 	pr.markAbsent(todo, r.Present)
 	defer pr.close()
