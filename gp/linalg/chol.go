@@ -141,6 +141,14 @@ func cholRowsFor(n int) int {
 
 // potrf overwrites the lower triangle of the square a with its Cholesky
 // factor and reports whether a was positive definite.
+//
+// Each panel's diagonal block is factored by one serial dpotrf. All but the
+// first run beside the trailing update of the panel before: the update's
+// first row block holds the next diagonal block and needs only a dsyrk,
+// so the goroutine that takes it first factors that block right after,
+// while the other cores update the rest. Every block sees the same BLAS
+// calls in the same order, so the factor is bitwise that of updating and
+// factoring one after the other.
 func potrf(a blas64.General) bool {
 	n := a.Rows
 	sym := func(k0, k1 int) blas64.Symmetric {
@@ -154,37 +162,44 @@ func potrf(a blas64.General) bool {
 		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: a.Stride, Data: a.Data[r0*a.Stride+c0:]}
 	}
 	h := cholRowsFor(n)
-	for k0 := 0; k0 < n; k0 += cholPanel {
-		k1 := min(k0+cholPanel, n)
-		if _, ok := lapack64.Potrf(sym(k0, k1)); !ok {
-			return false
-		}
-		if k1 == n {
-			break
-		}
+	if _, ok := lapack64.Potrf(sym(0, cholPanel)); !ok {
+		return false
+	}
+	for k0 := 0; k0+cholPanel < n; k0 += cholPanel {
+		k1 := k0 + cholPanel
+		k2 := min(k1+cholPanel, n) // the next panel
 		d := sym(k0, k1)
 		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: d.N, Stride: d.Stride, Data: d.Data}
-		// Row blocks of the trailing rows [k1, n), the last first (they
-		// carry the most work in the update).
+		// Row blocks of the trailing rows [k1, n); block 0 starts at k1
+		// and holds the next panel's diagonal block (h ≥ cholPanel).
 		rows := (n - k1 + h - 1) / h
-		block := func(b int) (i0, i1 int) {
-			b = rows - 1 - b
-			return k1 + b*h, min(k1+(b+1)*h, n)
-		}
-		// Panel: A[i0:i1, k0:k1] ← A[i0:i1, k0:k1] L_kk⁻ᵀ.
+		block := func(b int) (i0, i1 int) { return k1 + b*h, min(k1+(b+1)*h, n) }
+		// Panel: A[i0:i1, k0:k1] ← A[i0:i1, k0:k1] L_kk⁻ᵀ, the last
+		// (largest update) first.
 		forBlocks(rows, trsmThreads(), func(b int) {
-			i0, i1 := block(b)
+			i0, i1 := block(rows - 1 - b)
 			blas64.Trsm(blas.Right, blas.Trans, 1, tri, view(i0, i1, k0, k1))
 		})
 		// Trailing update of the lower triangle, row block by row block:
-		// A[i0:i1, k1:i1] −= P[i0:i1] P[k1:i1]ᵀ for the panel P.
+		// A[i0:i1, k1:i1] −= P[i0:i1] P[k1:i1]ᵀ for the panel P; block 0
+		// (with the next dpotrf) first, then the last ones first.
+		next := false
 		forBlocks(rows, gemmThreads(), func(b int) {
+			if b > 0 {
+				b = rows - b
+			}
 			i0, i1 := block(b)
 			if i0 > k1 {
 				blas64.Gemm(blas.NoTrans, blas.Trans, -1, view(i0, i1, k0, k1), view(k1, i0, k0, k1), 1, view(i0, i1, k1, i0))
 			}
 			blas64.Syrk(blas.NoTrans, -1, view(i0, i1, k0, k1), 1, sym(i0, i1))
+			if b == 0 {
+				_, next = lapack64.Potrf(sym(k1, k2))
+			}
 		})
+		if !next {
+			return false
+		}
 	}
 	return true
 }

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/internal/testhelp"
@@ -245,4 +249,103 @@ func TestCholeskyBlocked(t *testing.T) {
 			t.Errorf("n=%d: indefinite in the last panel: err = %v, want ErrNotPositiveDefinite", n, err)
 		}
 	}
+}
+
+// TestCholeskyNextPanelBeside checks that factoring each panel's diagonal
+// block beside the update before it (potrf) gives bitwise the factor of
+// updating and factoring one after the other (potrfUnfolded, the
+// factorisation before), at orders with one or several row blocks per
+// panel, a short last panel, both row-block heights, on any number of
+// cores; and that a matrix failing in the first, a middle or the last
+// panel is rejected.
+func TestCholeskyNextPanelBeside(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, n := range []int{cholSplitMin, cholSplitMin + 1, 500, cholRowsMin + 3} {
+		a := testhelp.RandSPD(rng, n, 1)
+		raw := func(f func(blas64.General) bool) (*mat.Dense, bool) {
+			l := mat.NewDense(n, n, nil)
+			for i := 0; i < n; i++ {
+				for j := 0; j <= i; j++ {
+					l.Set(i, j, a.At(i, j))
+				}
+			}
+			return l, f(l.RawMatrix())
+		}
+		want, ok := raw(potrfUnfolded)
+		if !ok {
+			t.Fatalf("n=%d: the reference factorisation failed", n)
+		}
+		prev := runtime.GOMAXPROCS(1)
+		if got, ok := raw(potrf); !ok || !mat.Equal(got, want) {
+			t.Errorf("n=%d, GOMAXPROCS=1: the factor's bits differ from updating and factoring one after the other", n)
+		}
+		runtime.GOMAXPROCS(prev)
+		sameBitsOnProcs(t, fmt.Sprintf("n=%d factor", n), func() (*mat.Dense, error) {
+			got, ok := raw(potrf)
+			if !ok {
+				return nil, fmt.Errorf("n=%d: factorisation failed", n)
+			}
+			if !mat.Equal(got, want) {
+				t.Errorf("n=%d: the factor's bits differ from updating and factoring one after the other", n)
+			}
+			return got, nil
+		})
+		for _, k := range []int{cholPanel / 2, cholPanel + cholPanel/2, n - 1} {
+			bad := mat.DenseCopyOf(a)
+			bad.Set(k, k, -1)
+			if _, err := Cholesky(bad); !errors.Is(err, ErrNotPositiveDefinite) {
+				t.Errorf("n=%d: indefinite at pivot %d: err = %v, want ErrNotPositiveDefinite", n, k, err)
+			}
+		}
+	}
+}
+
+// potrfUnfolded is potrf factoring each diagonal block after the whole
+// update before it, the reference for potrf's bits.
+func potrfUnfolded(a blas64.General) bool {
+	n := a.Rows
+	sym := func(k0, k1 int) blas64.Symmetric {
+		return blas64.Symmetric{Uplo: blas.Lower, N: k1 - k0, Stride: a.Stride, Data: a.Data[k0*a.Stride+k0:]}
+	}
+	if n < cholSplitMin {
+		_, ok := lapack64.Potrf(sym(0, n))
+		return ok
+	}
+	view := func(r0, r1, c0, c1 int) blas64.General {
+		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: a.Stride, Data: a.Data[r0*a.Stride+c0:]}
+	}
+	h := cholRowsFor(n)
+	for k0 := 0; k0 < n; k0 += cholPanel {
+		k1 := min(k0+cholPanel, n)
+		if _, ok := lapack64.Potrf(sym(k0, k1)); !ok {
+			return false
+		}
+		if k1 == n {
+			break
+		}
+		d := sym(k0, k1)
+		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: d.N, Stride: d.Stride, Data: d.Data}
+		// Row blocks of the trailing rows [k1, n), the last first (they
+		// carry the most work in the update).
+		rows := (n - k1 + h - 1) / h
+		block := func(b int) (i0, i1 int) {
+			b = rows - 1 - b
+			return k1 + b*h, min(k1+(b+1)*h, n)
+		}
+		// Panel: A[i0:i1, k0:k1] ← A[i0:i1, k0:k1] L_kk⁻ᵀ.
+		forBlocks(rows, trsmThreads(), func(b int) {
+			i0, i1 := block(b)
+			blas64.Trsm(blas.Right, blas.Trans, 1, tri, view(i0, i1, k0, k1))
+		})
+		// Trailing update of the lower triangle, row block by row block:
+		// A[i0:i1, k1:i1] −= P[i0:i1] P[k1:i1]ᵀ for the panel P.
+		forBlocks(rows, gemmThreads(), func(b int) {
+			i0, i1 := block(b)
+			if i0 > k1 {
+				blas64.Gemm(blas.NoTrans, blas.Trans, -1, view(i0, i1, k0, k1), view(k1, i0, k0, k1), 1, view(i0, i1, k1, i0))
+			}
+			blas64.Syrk(blas.NoTrans, -1, view(i0, i1, k0, k1), 1, sym(i0, i1))
+		})
+	}
+	return true
 }
