@@ -3,6 +3,7 @@ package ad
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -65,10 +66,11 @@ const cholBlock = 64
 // where Ā holds the gradient with respect to the lower triangle of A; the
 // symmetric gradient is ½(Ā + Āᵀ).
 //
-// Only the D̄ chain is serial, so each panel runs in three loops over the
-// cores: the row blocks of C̄ D⁻¹; the D̄ chain beside the blocks of
-// B̄ −= C̄ R and R̄ −= C̄ᵀ B (neither reads D̄ nor what the other writes);
-// the blocks of R̄ −= (D̄ + D̄ᵀ) R. The blocks are those in which
+// Only the D̄ chain is serial, so each panel runs in two loops over the
+// cores: the row blocks of C̄ D⁻¹; then the D̄ chain beside the blocks of
+// R̄ −= C̄ᵀ B and B̄ −= C̄ R (neither reads D̄ nor what the other writes),
+// and the blocks of R̄ −= (D̄ + D̄ᵀ) R once the chain and R̄ −= C̄ᵀ B are
+// done, beside what is left of B̄'s. The blocks are those in which
 // linalg.SolveRightLower and linalg.Gemm split each operation, fixed by
 // the shapes, and each entry of Ā sees its updates in the order above, so
 // Ā is bitwise the same on any number of cores and as the one computed by
@@ -112,10 +114,15 @@ func cholBackward(t *Tape, l, g *mat.Dense) *mat.Dense {
 			nRD = linalg.GemmBlocks(blas.NoTrans, tdr, rb)
 		}
 		workers.Run(nC, procs, func(i int) { linalg.SolveRightLowerBlock(i, nC, dtri, cb) })
-		// Task 0, the D̄ chain, first: the rest of the step waits for it.
-		workers.Run(1+nB+nRB, procs, func(i int) {
+		// One loop for the rest of the panel, its tasks handed out in this
+		// order: the D̄ chain, the blocks of R̄ −= C̄ᵀB, of B̄ −= C̄R, and of
+		// R̄ −= (D̄ + D̄ᵀ)R, which wait for the first 1 + nRB (all taken
+		// before them, so running or done) and overlap B̄'s.
+		var ready atomic.Int64 // chain and R̄ −= C̄ᵀB blocks done
+		workers.Run(1+nRB+nB+nRD, procs, func(i int) {
 			switch {
 			case i == 0:
+				defer ready.Add(1) // even on a panic, so no task waits forever
 				if j < n {
 					blas64.Gemm(blas.Trans, blas.NoTrans, 1, cb, c, 0, tdr)
 					db.Sub(db, tril(td))
@@ -124,14 +131,17 @@ func cholBackward(t *Tape, l, g *mat.Dense) *mat.Dense {
 				if k > 0 {
 					td.Add(db, db.T())
 				}
-			case i <= nB:
-				linalg.GemmBlock(i-1, nB, blas.NoTrans, blas.NoTrans, -1, cb, r, 1, bb)
+			case i <= nRB:
+				defer ready.Add(1)
+				linalg.GemmBlock(i-1, nRB, blas.Trans, blas.NoTrans, -1, cb, b, 1, rb)
+			case i <= nRB+nB:
+				linalg.GemmBlock(i-1-nRB, nB, blas.NoTrans, blas.NoTrans, -1, cb, r, 1, bb)
 			default:
-				linalg.GemmBlock(i-1-nB, nRB, blas.Trans, blas.NoTrans, -1, cb, b, 1, rb)
+				for ready.Load() < int64(1+nRB) {
+					runtime.Gosched()
+				}
+				linalg.GemmBlock(i-1-nRB-nB, nRD, blas.NoTrans, blas.NoTrans, -1, tdr, r, 1, rb)
 			}
-		})
-		workers.Run(nRD, procs, func(i int) {
-			linalg.GemmBlock(i, nRD, blas.NoTrans, blas.NoTrans, -1, tdr, r, 1, rb)
 		})
 	}
 	// Symmetrise: ½(Ā + Āᵀ) keeps the diagonal and halves the rest (row
