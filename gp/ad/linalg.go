@@ -116,13 +116,22 @@ func cholBackward(t *Tape, l, g *mat.Dense) *mat.Dense {
 		workers.Run(nC, procs, func(i int) { linalg.SolveRightLowerBlock(i, nC, dtri, cb) })
 		// One loop for the rest of the panel, its tasks handed out in this
 		// order: the D̄ chain, the blocks of R̄ −= C̄ᵀB, of B̄ −= C̄R, and of
-		// R̄ −= (D̄ + D̄ᵀ)R, which wait for the first 1 + nRB (all taken
-		// before them, so running or done) and overlap B̄'s.
-		var ready atomic.Int64 // chain and R̄ −= C̄ᵀB blocks done
+		// R̄ −= (D̄ + D̄ᵀ)R, which wait (asleep: a spinning wait took a
+		// tenth of the step's CPU on a busy machine) for the first 1 + nRB,
+		// all taken before them, so running or done; they overlap B̄'s.
+		var pending atomic.Int64 // chain and R̄ −= C̄ᵀB blocks not done
+		pending.Store(int64(1 + nRB))
+		deps := make(chan struct{})
+		// Deferred, so that a panic wakes the waiting tasks too.
+		depDone := func() {
+			if pending.Add(-1) == 0 {
+				close(deps)
+			}
+		}
 		workers.Run(1+nRB+nB+nRD, procs, func(i int) {
 			switch {
 			case i == 0:
-				defer ready.Add(1) // even on a panic, so no task waits forever
+				defer depDone()
 				if j < n {
 					blas64.Gemm(blas.Trans, blas.NoTrans, 1, cb, c, 0, tdr)
 					db.Sub(db, tril(td))
@@ -132,14 +141,12 @@ func cholBackward(t *Tape, l, g *mat.Dense) *mat.Dense {
 					td.Add(db, db.T())
 				}
 			case i <= nRB:
-				defer ready.Add(1)
+				defer depDone()
 				linalg.GemmBlock(i-1, nRB, blas.Trans, blas.NoTrans, -1, cb, b, 1, rb)
 			case i <= nRB+nB:
 				linalg.GemmBlock(i-1-nRB, nB, blas.NoTrans, blas.NoTrans, -1, cb, r, 1, bb)
 			default:
-				for ready.Load() < int64(1+nRB) {
-					runtime.Gosched()
-				}
+				<-deps
 				linalg.GemmBlock(i-1-nRB-nB, nRD, blas.NoTrans, blas.NoTrans, -1, tdr, r, 1, rb)
 			}
 		})
