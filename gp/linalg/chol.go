@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -55,17 +56,33 @@ func choleskyShiftTo(l *mat.Dense, a mat.Matrix, shift float64) error {
 		panic(fmt.Sprintf("linalg.Cholesky: destination is %d×%d, want %d×%d", lr, lc, n, n))
 	}
 	raw := l.RawMatrix()
+	finite := true
 	if ad, ok := a.(*mat.Dense); ok {
+		// Row blocks of equal area over the cores (row i costs i): a
+		// serial pass was ~0.4% of an SVGP step's CPU (M = 500), on one
+		// core. Each entry is computed alone, so the split changes no bit.
 		ar := ad.RawMatrix()
-		for i := 0; i < n; i++ {
-			row := raw.Data[i*raw.Stride : i*raw.Stride+n]
-			arow := ar.Data[i*ar.Stride : i*ar.Stride+n]
-			for j := 0; j < i; j++ {
-				row[j] = 0.5 * (arow[j] + ar.Data[j*ar.Stride+i])
-			}
-			row[i] = arow[i] + shift
-			clear(row[i+1:])
+		blocks := 1
+		if n*n >= symSplitElems {
+			blocks = symBlocks
 		}
+		var bad atomic.Bool
+		forBlocks(blocks, 1, func(b int) {
+			i0, i1 := lowerRowBounds(b, blocks, n)
+			for i := i0; i < i1; i++ {
+				row := raw.Data[i*raw.Stride : i*raw.Stride+n]
+				arow := ar.Data[i*ar.Stride : i*ar.Stride+n]
+				for j := 0; j < i; j++ {
+					row[j] = 0.5 * (arow[j] + ar.Data[j*ar.Stride+i])
+				}
+				row[i] = arow[i] + shift
+				clear(row[i+1:])
+				if !allFinite(row[:i+1]) {
+					bad.Store(true)
+				}
+			}
+		})
+		finite = !bad.Load()
 	} else {
 		for i := 0; i < n; i++ {
 			row := raw.Data[i*raw.Stride : i*raw.Stride+n]
@@ -74,14 +91,11 @@ func choleskyShiftTo(l *mat.Dense, a mat.Matrix, shift float64) error {
 			}
 			row[i] = a.At(i, i) + shift
 			clear(row[i+1:])
+			finite = finite && allFinite(row[:i+1])
 		}
 	}
-	for i := 0; i < n; i++ {
-		for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+i+1] {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("linalg.Cholesky: matrix %d×%d holds NaN or Inf: %w", n, n, ErrNotPositiveDefinite)
-			}
-		}
+	if !finite {
+		return fmt.Errorf("linalg.Cholesky: matrix %d×%d holds NaN or Inf: %w", n, n, ErrNotPositiveDefinite)
 	}
 	diag := getBuf(n)
 	defer putBuf(diag)
@@ -93,6 +107,34 @@ func choleskyShiftTo(l *mat.Dense, a mat.Matrix, shift float64) error {
 	}
 	// Potrf leaves the strict upper triangle untouched; it holds zeros.
 	return numericallySingular(raw, *diag)
+}
+
+// symSplitElems is the order² from which choleskyShiftTo forms
+// ½(A + Aᵀ) in symBlocks row blocks over the cores.
+const (
+	symSplitElems = 1 << 16
+	symBlocks     = 8
+)
+
+// lowerRowBounds is row block b of the n blocks of a lower triangle of
+// order m that hold about the same number of entries.
+func lowerRowBounds(b, n, m int) (lo, hi int) {
+	at := func(k int) int { return int(float64(m) * math.Sqrt(float64(k)/float64(n))) }
+	lo, hi = at(b), at(b+1)
+	if b == n-1 {
+		hi = m
+	}
+	return lo, hi
+}
+
+// allFinite reports whether no entry of v is NaN or ±Inf.
+func allFinite(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // numericallySingular rejects a factor with a pivot L_ii² at or below

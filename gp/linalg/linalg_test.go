@@ -349,3 +349,70 @@ func potrfUnfolded(a blas64.General) bool {
 	}
 	return true
 }
+
+// TestCholeskySymmetrises checks that the row blocks forming ½(A + Aᵀ)
+// give the factor of the symmetrised matrix (formed here entry by entry)
+// bitwise, on any number of cores, for an asymmetric A below and above
+// the split; and that a NaN or Inf anywhere in the lower or upper triangle
+// of a dense or non-dense A is reported, whichever row block holds it.
+func TestCholeskySymmetrises(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{5, 300, 700} {
+		a := mat.DenseCopyOf(testhelp.RandSPD(rng, n, 1))
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				a.Set(i, j, a.At(i, j)*(1+1e-9*rng.NormFloat64()))
+			}
+		}
+		s := mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				s.Set(i, j, 0.5*(a.At(i, j)+a.At(j, i)))
+			}
+		}
+		want, err := Cholesky(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBitsOnProcs(t, fmt.Sprintf("n=%d factor of an asymmetric A", n), func() (*mat.Dense, error) {
+			got, err := Cholesky(a)
+			if err == nil && !mat.Equal(got, want) {
+				t.Errorf("n=%d: the factor of A differs from that of ½(A + Aᵀ)", n)
+			}
+			return got, err
+		})
+		for _, bad := range []float64{math.NaN(), math.Inf(1)} {
+			for _, at := range [][2]int{{0, 0}, {n / 3, n / 5}, {n / 5, n / 3}, {n - 1, n - 2}, {n - 1, n - 1}} {
+				c := mat.DenseCopyOf(a)
+				c.Set(at[0], at[1], bad)
+				if _, err := Cholesky(c); !errors.Is(err, ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "NaN or Inf") {
+					t.Errorf("n=%d, %v at %v: err = %v, want the NaN-or-Inf error", n, bad, at, err)
+				}
+				if _, err := Cholesky(c.T()); !errors.Is(err, ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "NaN or Inf") {
+					t.Errorf("n=%d, %v at %v of a transposed A: err = %v, want the NaN-or-Inf error", n, bad, at, err)
+				}
+			}
+		}
+	}
+}
+
+// TestLowerRowBounds checks that the row blocks cover [0, m) in order and
+// hold about equal parts of the triangle.
+func TestLowerRowBounds(t *testing.T) {
+	for _, m := range []int{1, 7, 256, 500, 2001} {
+		prev := 0
+		for b := 0; b < symBlocks; b++ {
+			lo, hi := lowerRowBounds(b, symBlocks, m)
+			if lo != prev || hi < lo {
+				t.Fatalf("m=%d: block %d is [%d, %d) after %d", m, b, lo, hi, prev)
+			}
+			if area := float64(hi*hi-lo*lo) / float64(m*m); m >= 256 && math.Abs(area-1.0/symBlocks) > 0.02 {
+				t.Errorf("m=%d: block %d holds %.3f of the triangle, want %.3f", m, b, area, 1.0/symBlocks)
+			}
+			prev = hi
+		}
+		if prev != m {
+			t.Errorf("m=%d: blocks end at %d", m, prev)
+		}
+	}
+}
