@@ -319,8 +319,8 @@ func TestCheckGradientRejectsNonFinite(t *testing.T) {
 	}
 }
 
-// TestLargeDirectionalDerivatives checks ops at sizes where gonum's blocked
-// Cholesky and the parallel triangular solves take over, too large for a
+// TestLargeDirectionalDerivatives checks ops at sizes where the blocked
+// Cholesky, its parallel adjoint and the parallel triangular solves take over, too large for a
 // full finite-difference gradient: ⟨∇f, V⟩ must match the central
 // difference of f along a random direction V.
 func TestLargeDirectionalDerivatives(t *testing.T) {
@@ -332,6 +332,9 @@ func TestLargeDirectionalDerivatives(t *testing.T) {
 		in   []gen
 	}{
 		{"Cholesky", func(x []*Node) *Node { return mustChol(x[0]) }, lg(pd(size))},
+		// Blocked forward factorisation (n ≥ 256) and an adjoint whose panels
+		// split into several blocks, with a partial last panel.
+		{"Cholesky/300", func(x []*Node) *Node { return mustChol(x[0]) }, lg(pd(300))},
 		{"CholSolve", func(x []*Node) *Node { return CholSolve(x[0], x[1]) }, two(lf(size), n(size, 150))},
 		{"SolveLowerT", func(x []*Node) *Node { return SolveLowerT(x[0], x[1]) }, two(lf(size), n(size, 150))},
 		{"MulLowerT", func(x []*Node) *Node { return MulLowerT(x[0], x[1]) }, two(lf(size), n(size, 150))},

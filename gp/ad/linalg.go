@@ -2,11 +2,14 @@ package ad
 
 import (
 	"fmt"
+	"runtime"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"sgplab/gp/internal/workers"
 	"sgplab/gp/linalg"
 )
 
@@ -58,10 +61,20 @@ const cholBlock = 64
 // reverse order,
 //
 //	C̄ ← C̄ D⁻¹,  B̄ −= C̄ R,  D̄ −= tril(C̄ᵀ C),  D̄ ← chol_rev(D, D̄),
-//	R̄ −= C̄ᵀ B + (D̄ + D̄ᵀ) R,
+//	R̄ −= C̄ᵀ B,  R̄ −= (D̄ + D̄ᵀ) R,
 //
 // where Ā holds the gradient with respect to the lower triangle of A; the
 // symmetric gradient is ½(Ā + Āᵀ).
+//
+// Only the D̄ chain is serial, so each panel runs in two loops over the
+// cores: the row blocks of C̄ D⁻¹; then the D̄ chain beside the blocks of
+// R̄ −= C̄ᵀ B and B̄ −= C̄ R (neither reads D̄ nor what the other writes),
+// and the blocks of R̄ −= (D̄ + D̄ᵀ) R once the chain and R̄ −= C̄ᵀ B are
+// done, beside what is left of B̄'s. The blocks are those in which
+// linalg.SolveRightLower and linalg.Gemm split each operation, fixed by
+// the shapes, and each entry of Ā sees its updates in the order above, so
+// Ā is bitwise the same on any number of cores and as the one computed by
+// those calls one after the other.
 func cholBackward(t *Tape, l, g *mat.Dense) *mat.Dense {
 	n, _ := l.Dims()
 	abar := tril(t.copyOf(g)) // only the lower triangle of L̄ is real
@@ -74,32 +87,69 @@ func cholBackward(t *Tape, l, g *mat.Dense) *mat.Dense {
 	}
 	tmp := t.NewDense(min(n, cholBlock), min(n, cholBlock))
 	defer t.Recycle(tmp)
+	procs := runtime.GOMAXPROCS(0)
 	for k := ((n - 1) / cholBlock) * cholBlock; k >= 0; k -= cholBlock {
 		j := min(k+cholBlock, n)
 		nb := j - k
 		d := l.Slice(k, j, k, j).(*mat.Dense)
 		db := abar.Slice(k, j, k, j).(*mat.Dense)
-		cb := view(ar, j, n, k, j)
+		draw := d.RawMatrix()
+		dtri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: nb, Stride: draw.Stride, Data: draw.Data}
+		td := tmp.Slice(0, nb, 0, nb).(*mat.Dense)
+		tdr := td.RawMatrix()
+		cb, rb := view(ar, j, n, k, j), view(ar, k, j, 0, k) // C̄, R̄
+		bb := view(ar, j, n, 0, k)                           // B̄
+		r, b, c := view(lr, k, j, 0, k), view(lr, j, n, 0, k), view(lr, j, n, k, j)
+		// The blocks of each operation (0 for an operation with nothing
+		// to do).
+		var nC, nB, nRB, nRD int
 		if j < n {
-			draw := d.RawMatrix()
-			linalg.SolveRightLower(blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: nb, Stride: draw.Stride, Data: draw.Data}, cb)
+			nC = linalg.SolveRightLowerBlocks(dtri, cb)
 			if k > 0 {
-				linalg.Gemm(blas.NoTrans, blas.NoTrans, -1, cb, view(lr, k, j, 0, k), 1, view(ar, j, n, 0, k))
+				nB = linalg.GemmBlocks(blas.NoTrans, cb, bb)
+				nRB = linalg.GemmBlocks(blas.Trans, cb, rb)
 			}
-			t := tmp.Slice(0, nb, 0, nb).(*mat.Dense)
-			linalg.Gemm(blas.Trans, blas.NoTrans, 1, cb, view(lr, j, n, k, j), 0, t.RawMatrix())
-			db.Sub(db, tril(t))
 		}
-		cholRevUnblocked(t, d, db)
 		if k > 0 {
-			rb := view(ar, k, j, 0, k)
-			if j < n {
-				linalg.Gemm(blas.Trans, blas.NoTrans, -1, cb, view(lr, j, n, 0, k), 1, rb)
-			}
-			t := tmp.Slice(0, nb, 0, nb).(*mat.Dense)
-			t.Add(db, db.T())
-			linalg.Gemm(blas.NoTrans, blas.NoTrans, -1, t.RawMatrix(), view(lr, k, j, 0, k), 1, rb)
+			nRD = linalg.GemmBlocks(blas.NoTrans, tdr, rb)
 		}
+		workers.Run(nC, procs, func(i int) { linalg.SolveRightLowerBlock(i, nC, dtri, cb) })
+		// One loop for the rest of the panel, its tasks handed out in this
+		// order: the D̄ chain, the blocks of R̄ −= C̄ᵀB, of B̄ −= C̄R, and of
+		// R̄ −= (D̄ + D̄ᵀ)R, which wait (asleep: a spinning wait took a
+		// tenth of the step's CPU on a busy machine) for the first 1 + nRB,
+		// all taken before them, so running or done; they overlap B̄'s.
+		var pending atomic.Int64 // chain and R̄ −= C̄ᵀB blocks not done
+		pending.Store(int64(1 + nRB))
+		deps := make(chan struct{})
+		// Deferred, so that a panic wakes the waiting tasks too.
+		depDone := func() {
+			if pending.Add(-1) == 0 {
+				close(deps)
+			}
+		}
+		workers.Run(1+nRB+nB+nRD, procs, func(i int) {
+			switch {
+			case i == 0:
+				defer depDone()
+				if j < n {
+					blas64.Gemm(blas.Trans, blas.NoTrans, 1, cb, c, 0, tdr)
+					db.Sub(db, tril(td))
+				}
+				cholRevUnblocked(t, d, db)
+				if k > 0 {
+					td.Add(db, db.T())
+				}
+			case i <= nRB:
+				defer depDone()
+				linalg.GemmBlock(i-1, nRB, blas.Trans, blas.NoTrans, -1, cb, b, 1, rb)
+			case i <= nRB+nB:
+				linalg.GemmBlock(i-1-nRB, nB, blas.NoTrans, blas.NoTrans, -1, cb, r, 1, bb)
+			default:
+				<-deps
+				linalg.GemmBlock(i-1-nRB-nB, nRD, blas.NoTrans, blas.NoTrans, -1, tdr, r, 1, rb)
+			}
+		})
 	}
 	// Symmetrise: ½(Ā + Āᵀ) keeps the diagonal and halves the rest (row
 	// i is the only one to touch (i, c) and (c, i) for c < i).

@@ -1,9 +1,11 @@
 package inference
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime/trace"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -58,7 +60,9 @@ func reportRate(b *testing.B, flops, cpu0 float64) {
 // benchSteps times step (one objective and gradient) as an optimiser runs
 // it: on one tape, Reset before each step, after one untimed step, so that
 // -benchmem reports the steady state's allocations per step (the first
-// step allocates the tape's matrices, every later one reuses them).
+// step allocates the tape's matrices, every later one reuses them). Each
+// timed step is a "step" region of an execution trace (-test.trace), so
+// a trace's steps can be told from the setup around them.
 func benchSteps(b *testing.B, flops float64, step func(t *ad.Tape) error) {
 	b.Helper()
 	t := ad.NewTape()
@@ -68,9 +72,12 @@ func benchSteps(b *testing.B, flops float64, step func(t *ad.Tape) error) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuSeconds()
+	ctx := context.Background()
 	for b.Loop() {
 		t.Reset()
-		if err := step(t); err != nil {
+		var err error
+		trace.WithRegion(ctx, "step", func() { err = step(t) })
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

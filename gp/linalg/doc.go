@@ -19,7 +19,10 @@
 // Every split is fixed by the shape of the problem alone, and partial sums
 // are added in block order, so results are bitwise the same under any
 // GOMAXPROCS (for a given BLAS backend and OPENBLAS_NUM_THREADS): the
-// cores only decide how many goroutines share out the fixed blocks. The
+// cores only decide how many goroutines share out the fixed blocks.
+// GemmBlocks and SolveRightLowerBlocks expose the blocks of Gemm and
+// SolveRightLower, so a caller can run them beside other independent work
+// (package ad's blocked Cholesky adjoint) with the same bits. The
 // goroutines are those of gp/internal/workers, which stay awake between
 // the loops of a step instead of being started (and their threads woken)
 // for each.

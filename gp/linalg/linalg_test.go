@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/internal/testhelp"
@@ -243,6 +247,172 @@ func TestCholeskyBlocked(t *testing.T) {
 		bad.Set(k, k, -1)
 		if _, err := Cholesky(bad); !errors.Is(err, ErrNotPositiveDefinite) {
 			t.Errorf("n=%d: indefinite in the last panel: err = %v, want ErrNotPositiveDefinite", n, err)
+		}
+	}
+}
+
+// TestCholeskyNextPanelBeside checks that factoring each panel's diagonal
+// block beside the update before it (potrf) gives bitwise the factor of
+// updating and factoring one after the other (potrfUnfolded, the
+// factorisation before), at orders with one or several row blocks per
+// panel, a short last panel, both row-block heights, on any number of
+// cores; and that a matrix failing in the first, a middle or the last
+// panel is rejected.
+func TestCholeskyNextPanelBeside(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, n := range []int{cholSplitMin, cholSplitMin + 1, 500, cholRowsMin + 3} {
+		a := testhelp.RandSPD(rng, n, 1)
+		raw := func(f func(blas64.General) bool) (*mat.Dense, bool) {
+			l := mat.NewDense(n, n, nil)
+			for i := 0; i < n; i++ {
+				for j := 0; j <= i; j++ {
+					l.Set(i, j, a.At(i, j))
+				}
+			}
+			return l, f(l.RawMatrix())
+		}
+		want, ok := raw(potrfUnfolded)
+		if !ok {
+			t.Fatalf("n=%d: the reference factorisation failed", n)
+		}
+		prev := runtime.GOMAXPROCS(1)
+		if got, ok := raw(potrf); !ok || !mat.Equal(got, want) {
+			t.Errorf("n=%d, GOMAXPROCS=1: the factor's bits differ from updating and factoring one after the other", n)
+		}
+		runtime.GOMAXPROCS(prev)
+		sameBitsOnProcs(t, fmt.Sprintf("n=%d factor", n), func() (*mat.Dense, error) {
+			got, ok := raw(potrf)
+			if !ok {
+				return nil, fmt.Errorf("n=%d: factorisation failed", n)
+			}
+			if !mat.Equal(got, want) {
+				t.Errorf("n=%d: the factor's bits differ from updating and factoring one after the other", n)
+			}
+			return got, nil
+		})
+		for _, k := range []int{cholPanel / 2, cholPanel + cholPanel/2, n - 1} {
+			bad := mat.DenseCopyOf(a)
+			bad.Set(k, k, -1)
+			if _, err := Cholesky(bad); !errors.Is(err, ErrNotPositiveDefinite) {
+				t.Errorf("n=%d: indefinite at pivot %d: err = %v, want ErrNotPositiveDefinite", n, k, err)
+			}
+		}
+	}
+}
+
+// potrfUnfolded is potrf factoring each diagonal block after the whole
+// update before it, the reference for potrf's bits.
+func potrfUnfolded(a blas64.General) bool {
+	n := a.Rows
+	sym := func(k0, k1 int) blas64.Symmetric {
+		return blas64.Symmetric{Uplo: blas.Lower, N: k1 - k0, Stride: a.Stride, Data: a.Data[k0*a.Stride+k0:]}
+	}
+	if n < cholSplitMin {
+		_, ok := lapack64.Potrf(sym(0, n))
+		return ok
+	}
+	view := func(r0, r1, c0, c1 int) blas64.General {
+		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: a.Stride, Data: a.Data[r0*a.Stride+c0:]}
+	}
+	h := cholRowsFor(n)
+	for k0 := 0; k0 < n; k0 += cholPanel {
+		k1 := min(k0+cholPanel, n)
+		if _, ok := lapack64.Potrf(sym(k0, k1)); !ok {
+			return false
+		}
+		if k1 == n {
+			break
+		}
+		d := sym(k0, k1)
+		tri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: d.N, Stride: d.Stride, Data: d.Data}
+		// Row blocks of the trailing rows [k1, n), the last first (they
+		// carry the most work in the update).
+		rows := (n - k1 + h - 1) / h
+		block := func(b int) (i0, i1 int) {
+			b = rows - 1 - b
+			return k1 + b*h, min(k1+(b+1)*h, n)
+		}
+		// Panel: A[i0:i1, k0:k1] ← A[i0:i1, k0:k1] L_kk⁻ᵀ.
+		forBlocks(rows, trsmThreads(), func(b int) {
+			i0, i1 := block(b)
+			blas64.Trsm(blas.Right, blas.Trans, 1, tri, view(i0, i1, k0, k1))
+		})
+		// Trailing update of the lower triangle, row block by row block:
+		// A[i0:i1, k1:i1] −= P[i0:i1] P[k1:i1]ᵀ for the panel P.
+		forBlocks(rows, gemmThreads(), func(b int) {
+			i0, i1 := block(b)
+			if i0 > k1 {
+				blas64.Gemm(blas.NoTrans, blas.Trans, -1, view(i0, i1, k0, k1), view(k1, i0, k0, k1), 1, view(i0, i1, k1, i0))
+			}
+			blas64.Syrk(blas.NoTrans, -1, view(i0, i1, k0, k1), 1, sym(i0, i1))
+		})
+	}
+	return true
+}
+
+// TestCholeskySymmetrises checks that the row blocks forming ½(A + Aᵀ)
+// give the factor of the symmetrised matrix (formed here entry by entry)
+// bitwise, on any number of cores, for an asymmetric A below and above
+// the split; and that a NaN or Inf anywhere in the lower or upper triangle
+// of a dense or non-dense A is reported, whichever row block holds it.
+func TestCholeskySymmetrises(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{5, 300, 700} {
+		a := mat.DenseCopyOf(testhelp.RandSPD(rng, n, 1))
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				a.Set(i, j, a.At(i, j)*(1+1e-9*rng.NormFloat64()))
+			}
+		}
+		s := mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				s.Set(i, j, 0.5*(a.At(i, j)+a.At(j, i)))
+			}
+		}
+		want, err := Cholesky(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBitsOnProcs(t, fmt.Sprintf("n=%d factor of an asymmetric A", n), func() (*mat.Dense, error) {
+			got, err := Cholesky(a)
+			if err == nil && !mat.Equal(got, want) {
+				t.Errorf("n=%d: the factor of A differs from that of ½(A + Aᵀ)", n)
+			}
+			return got, err
+		})
+		for _, bad := range []float64{math.NaN(), math.Inf(1)} {
+			for _, at := range [][2]int{{0, 0}, {n / 3, n / 5}, {n / 5, n / 3}, {n - 1, n - 2}, {n - 1, n - 1}} {
+				c := mat.DenseCopyOf(a)
+				c.Set(at[0], at[1], bad)
+				if _, err := Cholesky(c); !errors.Is(err, ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "NaN or Inf") {
+					t.Errorf("n=%d, %v at %v: err = %v, want the NaN-or-Inf error", n, bad, at, err)
+				}
+				if _, err := Cholesky(c.T()); !errors.Is(err, ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "NaN or Inf") {
+					t.Errorf("n=%d, %v at %v of a transposed A: err = %v, want the NaN-or-Inf error", n, bad, at, err)
+				}
+			}
+		}
+	}
+}
+
+// TestLowerRowBounds checks that the row blocks cover [0, m) in order and
+// hold about equal parts of the triangle.
+func TestLowerRowBounds(t *testing.T) {
+	for _, m := range []int{1, 7, 256, 500, 2001} {
+		prev := 0
+		for b := 0; b < symBlocks; b++ {
+			lo, hi := lowerRowBounds(b, symBlocks, m)
+			if lo != prev || hi < lo {
+				t.Fatalf("m=%d: block %d is [%d, %d) after %d", m, b, lo, hi, prev)
+			}
+			if area := float64(hi*hi-lo*lo) / float64(m*m); m >= 256 && math.Abs(area-1.0/symBlocks) > 0.02 {
+				t.Errorf("m=%d: block %d holds %.3f of the triangle, want %.3f", m, b, area, 1.0/symBlocks)
+			}
+			prev = hi
+		}
+		if prev != m {
+			t.Errorf("m=%d: blocks end at %d", m, prev)
 		}
 	}
 }

@@ -101,18 +101,47 @@ func MulTo(dst *mat.Dense, a, b mat.Matrix) {
 
 // Gemm sets C = α·op(A)·op(B) + β·C on BLAS matrices (C must not share
 // memory with A or B), split like MulTo into fixed blocks of the longer
-// dimension of C shared out over the cores (the blocked Cholesky
-// adjoint's panel products). The blocks depend only on the shapes.
+// dimension of C shared out over the cores. The blocks depend only on the
+// shapes.
 func Gemm(tA, tB blas.Transpose, alpha float64, a, b blas64.General, beta float64, c blas64.General) {
+	n := GemmBlocks(tA, a, c)
+	forBlocks(n, gemmThreads(), func(blk int) { GemmBlock(blk, n, tA, tB, alpha, a, b, beta, c) })
+}
+
+// GemmBlocks is the number of fixed blocks in which Gemm computes C from
+// op(A) (1 when the product is too small to share out): a caller that
+// runs them itself with GemmBlock, beside other independent work (the
+// blocked Cholesky adjoint's panel tasks), gets Gemm's bits.
+func GemmBlocks(tA blas.Transpose, a, c blas64.General) int {
 	k := a.Cols
 	if tA == blas.Trans {
 		k = a.Rows
 	}
 	if k == 0 || !worthSplitting(c.Rows, c.Cols, k) {
+		return 1
+	}
+	return max(1, min(maxBlocks, max(c.Rows, c.Cols)/minBlockCols))
+}
+
+// GemmBlock computes block blk of the n = GemmBlocks(tA, a, c) blocks of
+// Gemm(tA, tB, alpha, a, b, beta, c) on the calling goroutine: rows of C
+// (and of op(A)) when C has at least as many rows as columns, else
+// columns of C (and of op(B)).
+func GemmBlock(blk, n int, tA, tB blas.Transpose, alpha float64, a, b blas64.General, beta float64, c blas64.General) {
+	if n == 1 {
 		blas64.Gemm(tA, tB, alpha, a, b, beta, c)
 		return
 	}
-	gemmSplit(tA, tB, alpha, a, b, beta, c)
+	r, cols := c.Rows, c.Cols
+	lo, hi := blockBounds(blk, n, max(r, cols))
+	if r >= cols { // rows [lo, hi) of op(A) and of C
+		sub := opRows(a, tA, lo, hi)
+		out := blas64.General{Rows: hi - lo, Cols: cols, Stride: c.Stride, Data: c.Data[lo*c.Stride:]}
+		blas64.Gemm(tA, tB, alpha, sub, b, beta, out)
+		return
+	}
+	// columns [lo, hi) of op(B) and of C
+	blas64.Gemm(tA, tB, alpha, a, opCols(b, tB, lo, hi), beta, colView(c, lo, hi))
 }
 
 // worthSplitting reports whether an r×c product with inner dimension k is
@@ -133,36 +162,37 @@ const minSplitElems = 1 << 17
 
 // gemmSplit is Gemm on at most maxBlocks blocks of C's longer dimension.
 func gemmSplit(ta, tb blas.Transpose, alpha float64, ga, gb blas64.General, beta float64, d blas64.General) {
-	r, c := d.Rows, d.Cols
-	long := max(r, c)
-	n := max(1, min(maxBlocks, long/minBlockCols))
-	forBlocks(n, gemmThreads(), func(blk int) {
-		lo, hi := blockBounds(blk, n, long)
-		if r >= c { // rows [lo, hi) of op(A) and of C
-			sub := opRows(ga, ta, lo, hi)
-			out := blas64.General{Rows: hi - lo, Cols: c, Stride: d.Stride, Data: d.Data[lo*d.Stride:]}
-			blas64.Gemm(ta, tb, alpha, sub, gb, beta, out)
-			return
-		}
-		// columns [lo, hi) of op(B) and of C
-		sub := opCols(gb, tb, lo, hi)
-		blas64.Gemm(ta, tb, alpha, ga, sub, beta, colView(d, lo, hi))
-	})
+	n := max(1, min(maxBlocks, max(d.Rows, d.Cols)/minBlockCols))
+	forBlocks(n, gemmThreads(), func(blk int) { GemmBlock(blk, n, ta, tb, alpha, ga, gb, beta, d) })
 }
 
 // SolveRightLower overwrites B with B·L⁻¹ for the lower-triangular L, in
 // fixed blocks of rows of B (rows are independent) shared out over the
-// cores: the panel solve of the blocked Cholesky adjoint.
+// cores.
 func SolveRightLower(l blas64.Triangular, b blas64.General) {
+	n := SolveRightLowerBlocks(l, b)
+	forBlocks(n, trsmThreads(), func(blk int) { SolveRightLowerBlock(blk, n, l, b) })
+}
+
+// SolveRightLowerBlocks is the number of fixed row blocks in which
+// SolveRightLower solves (1 when too small to share out); see GemmBlocks.
+func SolveRightLowerBlocks(l blas64.Triangular, b blas64.General) int {
 	if b.Rows == 0 || float64(b.Rows)*float64(l.N)*float64(l.N) < minSplitFlops || b.Rows < 2*minBlockCols {
+		return 1
+	}
+	return max(1, min(maxBlocks, b.Rows/minBlockCols))
+}
+
+// SolveRightLowerBlock solves row block blk of the n =
+// SolveRightLowerBlocks(l, b) blocks of SolveRightLower(l, b) on the
+// calling goroutine.
+func SolveRightLowerBlock(blk, n int, l blas64.Triangular, b blas64.General) {
+	if n == 1 {
 		blas64.Trsm(blas.Right, blas.NoTrans, 1, l, b)
 		return
 	}
-	n := max(1, min(maxBlocks, b.Rows/minBlockCols))
-	forBlocks(n, trsmThreads(), func(blk int) {
-		lo, hi := blockBounds(blk, n, b.Rows)
-		blas64.Trsm(blas.Right, blas.NoTrans, 1, l, blas64.General{Rows: hi - lo, Cols: b.Cols, Stride: b.Stride, Data: b.Data[lo*b.Stride:]})
-	})
+	lo, hi := blockBounds(blk, n, b.Rows)
+	blas64.Trsm(blas.Right, blas.NoTrans, 1, l, blas64.General{Rows: hi - lo, Cols: b.Cols, Stride: b.Stride, Data: b.Data[lo*b.Stride:]})
 }
 
 // rawOperand returns the storage of a *mat.Dense, or of the *mat.Dense
