@@ -28,7 +28,10 @@
 //   - metrics: test-set scores of probabilistic predictions (RMSE, NLPD,
 //     coverage, accuracy, AUC);
 //   - internal/workers: the pool of goroutines the parallel loops of
-//     linalg, kernels and ad run on, bit-identical on any core count.
+//     linalg, kernels and ad run on, bit-identical on any core count;
+//   - internal/vec: the elementwise loops of the harmonics and the
+//     predictive variances, four lanes at a time with AVX2 and bitwise
+//     their scalar loops.
 //
 // # Assembling a method with two feature sets
 //

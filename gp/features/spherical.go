@@ -240,11 +240,36 @@ func (b sphericalBound) Kuf(k kernels.Bound, x *ad.Node) *ad.Node {
 	if err != nil {
 		panic(err.Error())
 	}
-	phi := harmonics(b.f.basis, xh)
-	if p := zk.RadialPower(); p != 0 {
-		phi = ad.MulRowVec(phi, ad.T(ad.Pow(rho, float64(p))))
+	p := zk.RadialPower()
+	if p == 0 {
+		return harmonics(b.f.basis, xh)
 	}
-	return phi
+	scale := ad.Pow(rho, float64(p))
+	if !xh.NeedsGrad() && !scale.NeedsGrad() {
+		// A prediction's Kuf (fixed weight variances): no gradient, so
+		// the scale is applied as Φ is written, bitwise Φ·diag(ρ^p) and
+		// one pass over M×n less.
+		return scaledHarmonics(b.f.basis, xh, scale)
+	}
+	return ad.MulRowVec(harmonics(b.f.basis, xh), ad.T(scale))
+}
+
+// scaledHarmonics records Φ(x̂)·diag(s) (M×n) for the rows of xh and the
+// n×1 column s as a constant: neither may need a gradient.
+func scaledHarmonics(basis *sphere.Basis, xh, s *ad.Node) *ad.Node {
+	xv := xh.Value()
+	n, d := xv.Dims()
+	if d != basis.Dim() {
+		panic(fmt.Sprintf("features: spherical harmonics: points have %d coordinates, the basis is on S^%d ⊂ R^%d", d, basis.Dim()-1, basis.Dim()))
+	}
+	t := xh.Tape()
+	col := t.NewDenseNonZeroed(1, n).RawMatrix().Data
+	for i := range col {
+		col[i] = s.Value().At(i, 0)
+	}
+	phi := t.NewDenseNonZeroed(basis.M(), n) // EvalThenScaleInto sets every entry
+	basis.EvalThenScaleInto(phi, xv, col)
+	return t.Const(phi)
 }
 
 // seriesLevels is implemented by zonal kernels that are their Mercer series

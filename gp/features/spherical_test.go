@@ -370,3 +370,29 @@ func TestSphericalHarmonicsBadInput(t *testing.T) {
 		t.Errorf("arc-cosine levels %v, M = %d", got, f.M())
 	}
 }
+
+// A prediction's Kuf (weight and bias variances fixed, inputs constant)
+// writes ρ^p into Φ as it is computed: bitwise the Kuf of the same values
+// with the variances trainable (Φ, then the column scale on the tape), and
+// with nothing to differentiate.
+func TestVISHKufFixedWeightsBitwise(t *testing.T) {
+	x, _ := vishData(300, 3, 5)
+	v := newVishSetup(t, "sphere-matern32", 3, kernels.Options{Variance: 1.3, Lengthscales: []float64{0.8}, WeightVariances: []float64{0.7}, BiasVariance: 1.1}, 0.05)
+	f := v.features(t, 4)
+	kuf := func(trainable bool) *ad.Node {
+		v.set.SetAllTrainable(trainable)
+		tp := ad.NewTape()
+		kb, b := v.bind(tp)
+		return f.Bind(b, "").Kuf(kb, tp.Const(x))
+	}
+	want := kuf(true)
+	got := kuf(false)
+	if !want.NeedsGrad() || got.NeedsGrad() {
+		t.Fatalf("trainable Kuf needs a gradient: %v, fixed one: %v", want.NeedsGrad(), got.NeedsGrad())
+	}
+	for i, w := range want.Value().RawMatrix().Data {
+		if g := got.Value().RawMatrix().Data[i]; math.Float64bits(g) != math.Float64bits(w) {
+			t.Fatalf("entry %d: %v fixed, %v trainable", i, g, w)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"sgplab/gp/ad"
 	"sgplab/gp/features"
+	"sgplab/gp/internal/vec"
 	"sgplab/gp/internal/workers"
 	"sgplab/gp/kernels"
 )
@@ -181,10 +182,7 @@ func (op *marginalOp) marginals(kux *mat.Dense, mean, variance []float64, s *chu
 	kr := kux.RawMatrix()
 	blas64.Gemv(blas.Trans, 1, kr, op.alpha, 0, blas64.Vector{N: n, Inc: 1, Data: mean})
 	for i, a := range op.diagA {
-		for j, k := range kr.Data[i*kr.Stride : i*kr.Stride+n] {
-			v := a * k
-			variance[j] -= v * v
-		}
+		vec.SubScaledSquares(variance[:n], kr.Data[i*kr.Stride:i*kr.Stride+n], a)
 	}
 	if len(op.terms) == 0 {
 		return
@@ -194,9 +192,7 @@ func (op *marginalOp) marginals(kux *mat.Dense, mean, variance []float64, s *chu
 		prod := blas64.General{Rows: t.f.Rows, Cols: n, Stride: n, Data: buf}
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, t.f, kr, 0, prod)
 		for i := range prod.Rows {
-			for j, v := range prod.Data[i*n : (i+1)*n] {
-				variance[j] -= t.sign * v * v
-			}
+			vec.SubSignedSquares(variance[:n], prod.Data[i*n:(i+1)*n], t.sign)
 		}
 	}
 }

@@ -174,13 +174,22 @@ func accumulateStats(x *mat.Dense, y []float64, m, lo, hi int, phi FeatureMap, d
 	if fr, fc := f.Dims(); fr != m || fc != hi-lo {
 		return fmt.Errorf("inference: stats: feature map returned %d×%d for %d rows, want %d×%d", fr, fc, hi-lo, m, hi-lo)
 	}
-	if err := checkFinite("Φ", f); err != nil {
-		return fmt.Errorf("inference: stats: rows %d–%d: %w", lo, hi, err)
-	}
 	fr := f.RawMatrix()
 	blas64.Syrk(blas.NoTrans, 1, fr, 1, blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: p})
 	blas64.Gemv(blas.NoTrans, 1, fr, blas64.Vector{N: hi - lo, Inc: 1, Data: y[lo:hi]}, 1,
 		blas64.Vector{N: m, Inc: 1, Data: r})
+	// A non-finite entry of row i of Φ makes the sum of squares p[i,i]
+	// non-finite, and it stays so: the M diagonal entries stand for the
+	// M×n scan of Φ, which is only made (to name the entry) when one of
+	// them is NaN or ±Inf.
+	for i := range m {
+		if v := p[i*m+i]; math.IsNaN(v) || math.IsInf(v, 0) {
+			if err := checkFinite("Φ", f); err != nil {
+				return fmt.Errorf("inference: stats: rows %d–%d: %w", lo, hi, err)
+			}
+			break
+		}
+	}
 	return nil
 }
 

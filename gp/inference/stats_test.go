@@ -531,3 +531,57 @@ func TestCollapsedFromStatsRejectsBrokenBound(t *testing.T) {
 		t.Errorf("yᵀy below its projection: error %v, want the data-fit part named", err)
 	}
 }
+
+// A non-finite entry of Φ in any row and chunk is named with its chunk,
+// while a finite Φ whose squares overflow is no error of the pass (the
+// statistics' Validate reports the infinite P): the pass checks P's
+// diagonal instead of scanning every Φ, and scans Φ only to name the
+// entry.
+func TestComputeStatsNonFiniteFeatures(t *testing.T) {
+	defer func(f, r, m int) { statsChunkFloats, statsChunkRows, statsChunkMinRows = f, r, m }(statsChunkFloats, statsChunkRows, statsChunkMinRows)
+	statsChunkRows, statsChunkMinRows = 10, 1
+	const n, m = 95, 3
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := range n {
+		x.Set(i, 0, float64(i))
+		y[i] = float64(i%7) - 3
+	}
+	// The feature map puts v at feature row, data row at (one chunk only).
+	mapWith := func(row, at int, v float64) FeatureMap {
+		return func(_, x *mat.Dense) (*mat.Dense, error) {
+			c, _ := x.Dims()
+			f := mat.NewDense(m, c, nil)
+			for j := range c {
+				xi := int(x.At(j, 0))
+				for i := range m {
+					f.Set(i, j, 1/float64(1+i+xi))
+				}
+				if xi == at {
+					f.Set(row, j, v)
+				}
+			}
+			return f, nil
+		}
+	}
+	for _, tc := range []struct {
+		row, at int
+		v       float64
+		want    string
+	}{
+		{0, 0, math.Inf(1), "rows 0–10: inference: Φ (3×10) has non-finite entry [0,0] = +Inf"},
+		{2, 57, math.NaN(), "rows 50–60: inference: Φ (3×10) has non-finite entry [2,7] = NaN"},
+		{1, 94, math.Inf(-1), "rows 90–95: inference: Φ (3×5) has non-finite entry [1,4] = -Inf"},
+		{1, 33, 1e200, ""},
+	} {
+		s, err := ComputeStats(x, y, m, mapWith(tc.row, tc.at, tc.v))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Φ[%d] = %v at row %d: %v, want no error from the pass", tc.row, tc.v, tc.at, err)
+		case tc.want == "" && s.Validate() == nil:
+			t.Errorf("Φ[%d] = %v at row %d: P = %v validates", tc.row, tc.v, tc.at, s.P.At(tc.row, tc.row))
+		case tc.want != "" && (err == nil || !strings.HasSuffix(err.Error(), tc.want)):
+			t.Errorf("Φ[%d] = %v at row %d: error %v, want it to end in %q", tc.row, tc.v, tc.at, err, tc.want)
+		}
+	}
+}

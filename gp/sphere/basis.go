@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"sgplab/gp/internal/vec"
 	"sgplab/internal/goroutines"
 )
 
@@ -226,8 +227,30 @@ func (b *Basis) EvalInto(out *mat.Dense, x *mat.Dense) { b.EvalScaledInto(out, x
 
 // EvalScaledInto is EvalInto with column i of the output multiplied by
 // scale[i] (nil: no scaling), fused into the last product: the radial
-// factor ρ^p of spherical features costs no extra pass over Φ.
+// factor ρ^p of spherical features costs no extra pass over Φ. The scale
+// multiplies the last level's factors before their product with the
+// level below, so entries may differ in the last bit from Φ's entries
+// times scale[i] (EvalThenScaleInto's).
 func (b *Basis) EvalScaledInto(out *mat.Dense, x *mat.Dense, scale []float64) {
+	b.evalScaled(out, x, scale, foldScale)
+}
+
+// EvalThenScaleInto is EvalInto followed by multiplying column i of the
+// output by scale[i], in the same pass: every entry is Φ[m, i]·scale[i]
+// rounded after Φ[m, i], bitwise what the two steps give.
+func (b *Basis) EvalThenScaleInto(out *mat.Dense, x *mat.Dense, scale []float64) {
+	b.evalScaled(out, x, scale, scaleAfter)
+}
+
+// scaleMode says where a column scale enters the last level's products.
+type scaleMode int
+
+const (
+	foldScale  scaleMode = iota // (factor·scale)·lower level
+	scaleAfter                  // (factor·lower level)·scale
+)
+
+func (b *Basis) evalScaled(out *mat.Dense, x *mat.Dense, scale []float64, mode scaleMode) {
 	n, _ := x.Dims()
 	if r, c := out.Dims(); r != b.m || c != n {
 		panic(fmt.Sprintf("sphere: output is %d×%d, want %d×%d", r, c, b.m, n))
@@ -240,7 +263,7 @@ func (b *Basis) EvalScaledInto(out *mat.Dense, x *mat.Dense, scale []float64) {
 	if workers <= 1 {
 		w := b.getWork()
 		for blk := 0; blk < blocks; blk++ {
-			b.evalBlock(w, out, x, scale, blk*blockPoints, min(n, (blk+1)*blockPoints))
+			b.evalBlock(w, out, x, scale, mode, blk*blockPoints, min(n, (blk+1)*blockPoints))
 		}
 		b.works.Put(w)
 		return
@@ -250,7 +273,7 @@ func (b *Basis) EvalScaledInto(out *mat.Dense, x *mat.Dense, scale []float64) {
 		g.Go(func() {
 			w := b.getWork()
 			for blk := wk; blk < blocks; blk += workers {
-				b.evalBlock(w, out, x, scale, blk*blockPoints, min(n, (blk+1)*blockPoints))
+				b.evalBlock(w, out, x, scale, mode, blk*blockPoints, min(n, (blk+1)*blockPoints))
 			}
 			b.works.Put(w)
 		})
@@ -301,7 +324,7 @@ func (b *Basis) newWork() *work {
 	return w
 }
 
-func (b *Basis) evalBlock(w *work, out, x *mat.Dense, scale []float64, lo, hi int) {
+func (b *Basis) evalBlock(w *work, out, x *mat.Dense, scale []float64, mode scaleMode, lo, hi int) {
 	d, L, np := b.d, b.maxL, hi-lo
 	// Coordinates by column and squared radii of the leading coordinates.
 	for i := 0; i < np; i++ {
@@ -378,33 +401,31 @@ func (b *Basis) evalBlock(w *work, out, x *mat.Dense, scale []float64, lo, hi in
 		if k < d {
 			dst := w.rows[k]
 			for e := range par {
-				mulInto(dst[e][:np], w.fac[k][fac[e]][:np], prev[par[e]][:np])
+				vec.Mul(dst[e][:np], w.fac[k][fac[e]][:np], prev[par[e]][:np])
 			}
 			continue
 		}
 		if out == nil {
 			continue // Gradient needs the factors and intermediate rows only
 		}
+		if scale != nil && mode == scaleAfter {
+			for e := range par {
+				vec.MulScaled(out.RawRowView(e)[lo:hi], w.fac[k][fac[e]][:np], prev[par[e]][:np], scale[lo:hi])
+			}
+			continue
+		}
 		if scale != nil {
 			// Fold the column scale into the factors (one pass per factor
 			// row instead of one per output row).
 			for _, f := range w.fac[k] {
 				if f != nil {
-					mulInto(f[:np], f[:np], scale[lo:hi])
+					vec.Mul(f[:np], f[:np], scale[lo:hi])
 				}
 			}
 		}
 		for e := range par {
-			mulInto(out.RawRowView(e)[lo:hi], w.fac[k][fac[e]][:np], prev[par[e]][:np])
+			vec.Mul(out.RawRowView(e)[lo:hi], w.fac[k][fac[e]][:np], prev[par[e]][:np])
 		}
-	}
-}
-
-func mulInto(dst, a, b []float64) {
-	_ = a[len(dst)-1]
-	_ = b[len(dst)-1]
-	for i := range dst {
-		dst[i] = a[i] * b[i]
 	}
 }
 
@@ -432,7 +453,7 @@ func (b *Basis) Gradient(x, g *mat.Dense) (*mat.Dense, error) {
 			a := b.newWork() // adjoints, same layout
 			for blk := wk; blk < blocks; blk += workers {
 				lo, hi := blk*blockPoints, min(n, (blk+1)*blockPoints)
-				b.evalBlock(w, nil, x, nil, lo, hi)
+				b.evalBlock(w, nil, x, nil, foldScale, lo, hi)
 				b.backBlock(w, a, g, out, lo, hi)
 			}
 		})

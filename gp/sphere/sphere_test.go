@@ -452,3 +452,29 @@ func TestEvalScaled(t *testing.T) {
 		}
 	}
 }
+
+// EvalThenScaleInto is bitwise Eval's output with every column scaled
+// afterwards (what a prediction's Kuf = Φ·diag(ρ^p) computes in two
+// steps), at block edges and ragged ends too.
+func TestEvalThenScaleBitwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 9))
+	for _, c := range []struct{ d, maxL, n int }{{2, 4, 130}, {3, 5, 257}, {9, 3, 301}} {
+		b, _ := NewBasis(c.d, c.maxL)
+		x := randomUnit(rng, c.n, c.d)
+		x.Scale(1.3, x)
+		s := make([]float64, c.n)
+		for i := range s {
+			s[i] = 0.5 + 3*rng.Float64()
+		}
+		plain, _ := b.Eval(x)
+		got := mat.NewDense(b.M(), c.n, nil)
+		b.EvalThenScaleInto(got, x, s)
+		for m := 0; m < b.M(); m++ {
+			for i := 0; i < c.n; i++ {
+				if w := plain.At(m, i) * s[i]; math.Float64bits(got.At(m, i)) != math.Float64bits(w) {
+					t.Fatalf("d=%d: [%d,%d] = %v, want Φ·s = %v", c.d, m, i, got.At(m, i), w)
+				}
+			}
+		}
+	}
+}
