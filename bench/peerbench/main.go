@@ -8,9 +8,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"sgplab/gp/linalg"
 )
 
 func main() {
+	_ = linalg.ReexecWithPreferredCoreType() // as sgplab: OpenBLAS's kernels for this CPU
 	if err := dispatch(os.Args[1:]); err != nil {
 		if errors.Is(err, errSkipped) {
 			return

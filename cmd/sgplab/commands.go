@@ -18,6 +18,7 @@ import (
 
 	"sgplab/datasets"
 	"sgplab/gp/ad"
+	"sgplab/gp/linalg"
 	"sgplab/methods"
 	"sgplab/report"
 	"sgplab/results"
@@ -228,7 +229,7 @@ database); 2 bad command line; 3 the sweep ended with runs failed (not done);
 	if *quiet {
 		out = io.Discard
 	}
-	r := &runner.Runner{Store: store, Prepare: prepareFunc(*dataDir), Env: runner.DefaultEnv(ad.BLASBackend()),
+	r := &runner.Runner{Store: store, Prepare: prepareFunc(*dataDir), Env: runner.DefaultEnv(blasName()),
 		Jobs: *jobs, Force: *force, TimeLimit: *timeLimit, Out: out, Terminal: isTerminal(stdout),
 		Heartbeat: *heartbeat, Size: func(s *runner.RunSpec) int { return datasets.Size(s.Dataset, s.DatasetParams) },
 		Present: func(s *runner.RunSpec) bool { return datasets.Present(s.Dataset, *dataDir) },
@@ -1060,4 +1061,13 @@ func profileJobs(files []*runner.File, profile string) int {
 		return 0
 	}
 	return jobs
+}
+
+// blasName is the BLAS a run records: the backend and, for OpenBLAS, the
+// kernel set it uses on this CPU (the kernels change results' last bits).
+func blasName() string {
+	if core := linalg.BLASCore(); core != "" {
+		return ad.BLASBackend() + " (" + core + ")"
+	}
+	return ad.BLASBackend()
 }

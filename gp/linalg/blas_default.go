@@ -8,6 +8,9 @@ import "runtime"
 // default) or "openblas" (built with -tags openblas).
 func BLASBackend() string { return "gonum" }
 
+// BLASCore names the BLAS's kernel set: "" for gonum's (one, in Go).
+func BLASCore() string { return "" }
+
 // syrkThreads is the number of cores one dsyrk call keeps busy: gonum's
 // dsyrk is serial.
 func syrkThreads() int { return 1 }

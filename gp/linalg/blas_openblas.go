@@ -6,6 +6,7 @@ package linalg
 #cgo LDFLAGS: -lopenblas
 int openblas_get_num_threads(void);
 void openblas_set_num_threads(int);
+char* openblas_get_corename(void);
 */
 import "C"
 
@@ -22,6 +23,10 @@ func init() { blas64.Use(netlib.Implementation{}) }
 // BLASBackend names the BLAS implementation in use: "gonum" (pure Go, the
 // default) or "openblas" (built with -tags openblas).
 func BLASBackend() string { return "openblas" }
+
+// BLASCore names the kernel set OpenBLAS chose at load time for this CPU
+// ("SkylakeX", "Haswell", "Prescott", …; OPENBLAS_CORETYPE overrides it).
+func BLASCore() string { return C.GoString(C.openblas_get_corename()) }
 
 // openblasThreads is OpenBLAS's worker-thread count, fixed to one whatever
 // OPENBLAS_NUM_THREADS says: a threaded OpenBLAS gave results that differed
