@@ -97,12 +97,6 @@ func cholBackwardUnsplit(t *Tape, l, g *mat.Dense) *mat.Dense {
 	n, _ := l.Dims()
 	abar := tril(t.copyOf(g)) // only the lower triangle of L̄ is real
 	lr, ar := l.RawMatrix(), abar.RawMatrix()
-	view := func(raw blas64.General, r0, r1, c0, c1 int) blas64.General {
-		if r0 == r1 || c0 == c1 {
-			return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: raw.Stride}
-		}
-		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: raw.Stride, Data: raw.Data[r0*raw.Stride+c0:]}
-	}
 	tmp := t.NewDense(min(n, cholBlock), min(n, cholBlock))
 	defer t.Recycle(tmp)
 	for k := ((n - 1) / cholBlock) * cholBlock; k >= 0; k -= cholBlock {
@@ -110,26 +104,26 @@ func cholBackwardUnsplit(t *Tape, l, g *mat.Dense) *mat.Dense {
 		nb := j - k
 		d := l.Slice(k, j, k, j).(*mat.Dense)
 		db := abar.Slice(k, j, k, j).(*mat.Dense)
-		cb := view(ar, j, n, k, j)
+		cb := blockView(ar, j, n, k, j)
 		if j < n {
 			draw := d.RawMatrix()
 			linalg.SolveRightLower(blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: nb, Stride: draw.Stride, Data: draw.Data}, cb)
 			if k > 0 {
-				linalg.Gemm(blas.NoTrans, blas.NoTrans, -1, cb, view(lr, k, j, 0, k), 1, view(ar, j, n, 0, k))
+				linalg.Gemm(blas.NoTrans, blas.NoTrans, -1, cb, blockView(lr, k, j, 0, k), 1, blockView(ar, j, n, 0, k))
 			}
 			t := tmp.Slice(0, nb, 0, nb).(*mat.Dense)
-			linalg.Gemm(blas.Trans, blas.NoTrans, 1, cb, view(lr, j, n, k, j), 0, t.RawMatrix())
+			linalg.Gemm(blas.Trans, blas.NoTrans, 1, cb, blockView(lr, j, n, k, j), 0, t.RawMatrix())
 			db.Sub(db, tril(t))
 		}
 		cholRevUnblocked(t, d, db)
 		if k > 0 {
-			rb := view(ar, k, j, 0, k)
+			rb := blockView(ar, k, j, 0, k)
 			if j < n {
-				linalg.Gemm(blas.Trans, blas.NoTrans, -1, cb, view(lr, j, n, 0, k), 1, rb)
+				linalg.Gemm(blas.Trans, blas.NoTrans, -1, cb, blockView(lr, j, n, 0, k), 1, rb)
 			}
 			t := tmp.Slice(0, nb, 0, nb).(*mat.Dense)
 			t.Add(db, db.T())
-			linalg.Gemm(blas.NoTrans, blas.NoTrans, -1, t.RawMatrix(), view(lr, k, j, 0, k), 1, rb)
+			linalg.Gemm(blas.NoTrans, blas.NoTrans, -1, t.RawMatrix(), blockView(lr, k, j, 0, k), 1, rb)
 		}
 	}
 	// Symmetrise: ½(Ā + Āᵀ) keeps the diagonal and halves the rest (row

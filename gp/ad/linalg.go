@@ -79,12 +79,6 @@ func cholBackward(t *Tape, l, g *mat.Dense) *mat.Dense {
 	n, _ := l.Dims()
 	abar := tril(t.copyOf(g)) // only the lower triangle of L̄ is real
 	lr, ar := l.RawMatrix(), abar.RawMatrix()
-	view := func(raw blas64.General, r0, r1, c0, c1 int) blas64.General {
-		if r0 == r1 || c0 == c1 {
-			return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: raw.Stride}
-		}
-		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: raw.Stride, Data: raw.Data[r0*raw.Stride+c0:]}
-	}
 	tmp := t.NewDense(min(n, cholBlock), min(n, cholBlock))
 	defer t.Recycle(tmp)
 	procs := runtime.GOMAXPROCS(0)
@@ -97,9 +91,9 @@ func cholBackward(t *Tape, l, g *mat.Dense) *mat.Dense {
 		dtri := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: nb, Stride: draw.Stride, Data: draw.Data}
 		td := tmp.Slice(0, nb, 0, nb).(*mat.Dense)
 		tdr := td.RawMatrix()
-		cb, rb := view(ar, j, n, k, j), view(ar, k, j, 0, k) // C̄, R̄
-		bb := view(ar, j, n, 0, k)                           // B̄
-		r, b, c := view(lr, k, j, 0, k), view(lr, j, n, 0, k), view(lr, j, n, k, j)
+		cb, rb := blockView(ar, j, n, k, j), blockView(ar, k, j, 0, k) // C̄, R̄
+		bb := blockView(ar, j, n, 0, k)                                // B̄
+		r, b, c := blockView(lr, k, j, 0, k), blockView(lr, j, n, 0, k), blockView(lr, j, n, k, j)
 		// The blocks of each operation (0 for an operation with nothing
 		// to do).
 		var nC, nB, nRB, nRD int
@@ -311,4 +305,13 @@ func LogDetChol(l *Node) *Node {
 func squareOf(t *Tape, l *Node) *mat.Dense {
 	n, _ := l.Dims()
 	return t.NewDenseNonZeroed(n, n)
+}
+
+// blockView is rows r0:r1, columns c0:c1 of raw (an empty view keeps no
+// data, so a block at the matrix's edge does not slice past its end).
+func blockView(raw blas64.General, r0, r1, c0, c1 int) blas64.General {
+	if r0 == r1 || c0 == c1 {
+		return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: raw.Stride}
+	}
+	return blas64.General{Rows: r1 - r0, Cols: c1 - c0, Stride: raw.Stride, Data: raw.Data[r0*raw.Stride+c0:]}
 }
