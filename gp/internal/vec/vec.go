@@ -12,7 +12,7 @@ func Mul(dst, a, b []float64) {
 	}
 	_, _ = a[len(dst)-1], b[len(dst)-1]
 	i := 0
-	if haveAVX2 {
+	if HasAVX2 {
 		mulAsm(dst, a, b)
 		i = len(dst) &^ 3
 	}
@@ -29,7 +29,7 @@ func MulScaled(dst, a, b, s []float64) {
 	}
 	_, _, _ = a[len(dst)-1], b[len(dst)-1], s[len(dst)-1]
 	i := 0
-	if haveAVX2 {
+	if HasAVX2 {
 		mulScaledAsm(dst, a, b, s)
 		i = len(dst) &^ 3
 	}
@@ -45,7 +45,7 @@ func SubScaledSquares(dst, x []float64, a float64) {
 	}
 	_ = x[len(dst)-1]
 	i := 0
-	if haveAVX2 {
+	if HasAVX2 {
 		subScaledSquaresAsm(dst, x, a)
 		i = len(dst) &^ 3
 	}
@@ -63,7 +63,7 @@ func SubSignedSquares(dst, x []float64, sign float64) {
 	}
 	_ = x[len(dst)-1]
 	i := 0
-	if haveAVX2 {
+	if HasAVX2 {
 		subSignedSquaresAsm(dst, x, sign)
 		i = len(dst) &^ 3
 	}

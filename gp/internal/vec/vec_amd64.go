@@ -1,8 +1,8 @@
 package vec
 
-// haveAVX2 reports whether the vector loops can run: AVX2, with the
-// operating system saving the YMM registers.
-var haveAVX2 = hasAVX2()
+// HasAVX2 reports whether AVX2 code can run: the CPU has it and the
+// operating system saves the YMM registers (also gp/kernels' vector exp).
+var HasAVX2 = hasAVX2()
 
 func hasAVX2() bool {
 	_, _, c1, _ := cpuid(1, 0)

@@ -3,7 +3,7 @@
 package vec
 
 // Without the amd64 vector loops every function runs its scalar loop.
-var haveAVX2 = false
+var HasAVX2 = false
 
 func mulAsm(dst, a, b []float64)                      { panic("vec: no vector loops on this platform") }
 func mulScaledAsm(dst, a, b, s []float64)             { panic("vec: no vector loops on this platform") }

@@ -10,7 +10,7 @@ import (
 // lanes, the tail and both) and on every kind of operand (signed zeros,
 // subnormals, ±Inf, NaN, overflow).
 func TestLoopsBitwiseScalar(t *testing.T) {
-	if !haveAVX2 {
+	if !HasAVX2 {
 		t.Skip("no AVX2 here: every loop is its scalar definition")
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
