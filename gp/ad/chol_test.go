@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"sgplab/gp/linalg"
+	"sgplab/internal/testhelp"
 )
 
 // TestCholBackwardBlockedMatchesUnblocked compares the blocked Cholesky
@@ -67,28 +68,11 @@ func TestCholBackwardSameBits(t *testing.T) {
 		want := cholBackwardUnsplit(tp, l, g)
 		for _, p := range []int{1, 2, 3} {
 			runtime.GOMAXPROCS(p)
-			if got := cholBackward(tp, l, g); !sameBits(got, want) {
+			if got := cholBackward(tp, l, g); !testhelp.SameBits(got, want) {
 				t.Errorf("n=%d, GOMAXPROCS=%d: the adjoint's bits differ from one BLAS call per operation", size, p)
 			}
 		}
 	}
-}
-
-// sameBits reports whether a and b have the same shape and bits.
-func sameBits(a, b *mat.Dense) bool {
-	ar, ac := a.Dims()
-	br, bc := b.Dims()
-	if ar != br || ac != bc {
-		return false
-	}
-	for i := 0; i < ar; i++ {
-		for j := 0; j < ac; j++ {
-			if math.Float64bits(a.At(i, j)) != math.Float64bits(b.At(i, j)) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // cholBackwardUnsplit is cholBackward with one BLAS call per panel

@@ -275,28 +275,11 @@ func TestSameBitsOnAnyCoreCount(t *testing.T) {
 	for _, p := range []int{2, 3, 8} {
 		runtime.GOMAXPROCS(p)
 		for i, got := range run() {
-			if !bitwiseEqual(got, want[i]) {
+			if !testhelp.SameBits(got, want[i]) {
 				t.Errorf("GOMAXPROCS=%d: result %d differs from GOMAXPROCS=1", p, i)
 			}
 		}
 	}
-}
-
-// bitwiseEqual reports whether a and b have the same shape and bits.
-func bitwiseEqual(a, b *mat.Dense) bool {
-	ar, ac := a.Dims()
-	br, bc := b.Dims()
-	if ar != br || ac != bc {
-		return false
-	}
-	for i := 0; i < ar; i++ {
-		for j := 0; j < ac; j++ {
-			if math.Float64bits(a.At(i, j)) != math.Float64bits(b.At(i, j)) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // diagDominantLower returns a random n×n lower-triangular matrix whose

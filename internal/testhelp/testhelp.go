@@ -110,3 +110,21 @@ func FirstDiff(got, want string) (n int, g, w string) {
 	}
 	return 0, "", ""
 }
+
+// SameBits reports whether a and b have the same shape and the same bits
+// in every entry (so −0 differs from +0 and a NaN equals only its own bits).
+func SameBits(a, b *mat.Dense) bool {
+	ar, ac := a.Dims()
+	br, bc := b.Dims()
+	if ar != br || ac != bc {
+		return false
+	}
+	for i := range ar {
+		for j := range ac {
+			if math.Float64bits(a.At(i, j)) != math.Float64bits(b.At(i, j)) {
+				return false
+			}
+		}
+	}
+	return true
+}

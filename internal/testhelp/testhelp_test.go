@@ -80,3 +80,20 @@ func TestFirstDiff(t *testing.T) {
 		}
 	}
 }
+
+func TestSameBits(t *testing.T) {
+	a := mat.NewDense(2, 2, []float64{1, 0, math.NaN(), 3})
+	for _, c := range []struct {
+		b    *mat.Dense
+		want bool
+	}{
+		{mat.NewDense(2, 2, []float64{1, 0, math.NaN(), 3}), true},
+		{mat.NewDense(2, 2, []float64{1, math.Copysign(0, -1), math.NaN(), 3}), false}, // −0 ≠ +0
+		{mat.NewDense(2, 2, []float64{1, 0, math.NaN(), math.Nextafter(3, 4)}), false}, // one ulp
+		{mat.NewDense(1, 4, []float64{1, 0, math.NaN(), 3}), false},                    // shape
+	} {
+		if got := SameBits(a, c.b); got != c.want {
+			t.Errorf("SameBits(%v, %v) = %v, want %v", mat.Formatted(a), mat.Formatted(c.b), got, c.want)
+		}
+	}
+}
