@@ -164,7 +164,7 @@ def main():
           version(linear_operator), "torch": torch.__version__, "python": sys.version.split()[0],
           "threads": torch.get_num_threads(), "interop_threads": torch.get_num_interop_threads(),
           "blas": blas_rate(torch, a.m),
-          "env": {k: os.environ.get(k, "") for k in ("OMP_WAIT_POLICY", "GLIBC_TUNABLES", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}})
+          "env": {k: os.environ.get(k, "") for k in ("OMP_WAIT_POLICY", "GLIBC_TUNABLES", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE")}})
 
     def kernel():
         k = gpytorch.kernels.ScaleKernel(gpytorch.kernels.RBFKernel(ard_num_dims=d))

@@ -150,15 +150,15 @@ func TestStepSeconds(t *testing.T) {
 }
 
 func TestPeerEnv(t *testing.T) {
-	base := []string{"PATH=/bin", "OPENBLAS_NUM_THREADS=1", "GLIBC_TUNABLES=x", "PYTHONPATH=/old"}
+	base := []string{"PATH=/bin", "OPENBLAS_NUM_THREADS=1", "GLIBC_TUNABLES=x", "PYTHONPATH=/old", "OPENBLAS_CORETYPE=SkylakeX"}
 	env := peerEnv(base, 2, true, "/p")
-	want := []string{"PATH=/bin", "OPENBLAS_NUM_THREADS=2", "OMP_NUM_THREADS=2", "OMP_WAIT_POLICY=passive",
+	want := []string{"PATH=/bin", "OPENBLAS_CORETYPE=SkylakeX", "OPENBLAS_NUM_THREADS=2", "OMP_NUM_THREADS=2", "OMP_WAIT_POLICY=passive",
 		"GLIBC_TUNABLES=" + peerMallocTunables, "PYTHONPATH=/p"}
 	if !slices.Equal(env, want) {
 		t.Errorf("tuned env %q, want %q", env, want)
 	}
 	env = peerEnv(base, 2, false, "")
-	want = []string{"PATH=/bin", "PYTHONPATH=/old", "OPENBLAS_NUM_THREADS=2", "OMP_NUM_THREADS=2"}
+	want = []string{"PATH=/bin", "PYTHONPATH=/old", "OPENBLAS_CORETYPE=SkylakeX", "OPENBLAS_NUM_THREADS=2", "OMP_NUM_THREADS=2"}
 	if !slices.Equal(env, want) {
 		t.Errorf("untuned env %q, want %q", env, want)
 	}

@@ -167,12 +167,12 @@ func renderTables(runs []run, mc machine) string {
 			median(loads), slices.Min(loads), slices.Max(loads), median(rates), slices.Min(rates), slices.Max(rates))
 	}
 	if sgHdr != nil {
-		fmt.Fprintf(&b, "sgplab: BLAS %v, OPENBLAS_NUM_THREADS=%s, %d cores.\n", sgHdr.BLAS, sgHdr.Env["OPENBLAS_NUM_THREADS"], sgHdr.Threads)
+		fmt.Fprintf(&b, "sgplab: BLAS %v, OPENBLAS_NUM_THREADS=%s OPENBLAS_CORETYPE=%s, %d cores.\n", sgHdr.BLAS, sgHdr.Env["OPENBLAS_NUM_THREADS"], orNone(sgHdr.Env["OPENBLAS_CORETYPE"]), sgHdr.Threads)
 	}
 	if peerHdr != nil {
-		fmt.Fprintf(&b, "GPyTorch %s, linear_operator %s, torch %s (Python %s), float64, %d torch threads, torch's A·Aᵀ at M = 500 %.1f GFLOP/s; env OMP_WAIT_POLICY=%s GLIBC_TUNABLES=%s OPENBLAS_NUM_THREADS=%s OMP_NUM_THREADS=%s.\n",
+		fmt.Fprintf(&b, "GPyTorch %s, linear_operator %s, torch %s (Python %s), float64, %d torch threads, torch's A·Aᵀ at M = 500 %.1f GFLOP/s; env OMP_WAIT_POLICY=%s GLIBC_TUNABLES=%s OPENBLAS_NUM_THREADS=%s OMP_NUM_THREADS=%s OPENBLAS_CORETYPE=%s.\n",
 			peerHdr.GPyTorch, peerHdr.LinearOperator, peerHdr.Torch, peerHdr.Python, peerHdr.Threads, toFloat(peerHdr.BLAS),
-			orNone(peerHdr.Env["OMP_WAIT_POLICY"]), orNone(peerHdr.Env["GLIBC_TUNABLES"]), orNone(peerHdr.Env["OPENBLAS_NUM_THREADS"]), orNone(peerHdr.Env["OMP_NUM_THREADS"]))
+			orNone(peerHdr.Env["OMP_WAIT_POLICY"]), orNone(peerHdr.Env["GLIBC_TUNABLES"]), orNone(peerHdr.Env["OPENBLAS_NUM_THREADS"]), orNone(peerHdr.Env["OMP_NUM_THREADS"]), orNone(peerHdr.Env["OPENBLAS_CORETYPE"]))
 	}
 	b.WriteString("\n")
 	stepTable(&b, runs, shapes)

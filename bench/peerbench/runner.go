@@ -171,6 +171,9 @@ func loadAverage() float64 {
 // sgplab's one-thread OpenBLAS setting replaced by the peer's thread count
 // and, tuned, the two settings without which torch spends its time in page
 // faults and OpenMP spin-waiting on a shared VM (issue 33).
+// OPENBLAS_CORETYPE, which peerbench sets for itself at start-up
+// (linalg.ReexecWithPreferredCoreType), passes through: torch calls the
+// same system OpenBLAS, so both sides run the same BLAS kernels.
 func peerEnv(base []string, threads int, tuned bool, pythonPath string) []string {
 	drop := map[string]bool{"OPENBLAS_NUM_THREADS": true, "OMP_NUM_THREADS": true, "OMP_WAIT_POLICY": true, "GLIBC_TUNABLES": true}
 	if pythonPath != "" {

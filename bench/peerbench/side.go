@@ -156,7 +156,7 @@ func runSide(o sideOptions, out io.Writer) error {
 	opt.LearningRate = o.learningRate
 	recipe := m.Recipe(p, opt, md.N)
 	if err := enc.Encode(record{Kind: "header", Side: "sgplab", Threads: runtimeProcs(), BLAS: linalg.BLASBackend(),
-		Env: map[string]string{"OPENBLAS_NUM_THREADS": os.Getenv("OPENBLAS_NUM_THREADS"), "GOMAXPROCS": os.Getenv("GOMAXPROCS")}}); err != nil {
+		Env: map[string]string{"OPENBLAS_NUM_THREADS": os.Getenv("OPENBLAS_NUM_THREADS"), "OPENBLAS_CORETYPE": os.Getenv("OPENBLAS_CORETYPE"), "GOMAXPROCS": os.Getenv("GOMAXPROCS")}}); err != nil {
 		return err
 	}
 	ctx := context.Background()
