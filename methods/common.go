@@ -224,7 +224,7 @@ func Settings(opt FitOptions, defaultMethod string) (optim.Settings, error) {
 	if opt.Iterations < 0 {
 		return optim.Settings{}, fmt.Errorf("iterations must be ≥ 0, got %d", opt.Iterations)
 	}
-	return optim.Settings{Method: method, MaxIter: opt.Iterations, GradTol: opt.GradTol, LearningRate: opt.LearningRate, Stop: opt.Stop}, nil
+	return optim.Settings{Method: method, MaxIter: opt.Iterations, GradTol: opt.GradTol, FTol: opt.FTol, LearningRate: opt.LearningRate, Stop: opt.Stop}, nil
 }
 
 // trainableNames lists the parameters of s currently marked trainable, so

@@ -93,8 +93,11 @@ type FitOptions struct {
 	LearningRate float64 // Adam step size; 0 is the method's default
 	BatchSize    int     // minibatch size for stochastic objectives; 0 is full batch
 	GradTol      float64 // L-BFGS gradient-norm tolerance; 0 is the default
-	Seed         uint64  // seeds every random draw of the fit (minibatches, MC samples, k-means)
-	Task         Task
+	// FTol is SciPy L-BFGS-B's relative-reduction test (optim.Settings.FTol);
+	// 0 is off.
+	FTol float64
+	Seed uint64 // seeds every random draw of the fit (minibatches, MC samples, k-means)
+	Task Task
 	// Stop ends the fit early once the convergence rule holds on the
 	// objective's trace (every optimiser: L-BFGS, Adam, natural
 	// gradients); the zero Rule (Tol 0) is off.

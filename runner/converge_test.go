@@ -211,12 +211,12 @@ shape = "slow"
 	}
 }
 
-// TestStopTolKey: stop_tol is an optional fit key: absent, the ids are
-// those of a grid without it (so existing results stay valid); set, it is
-// part of the identity and the stored parameters; lists expand, include
-// and exclude match it, profiles override it, and bad values are refused
-// with their file:line.
-func TestStopTolKey(t *testing.T) {
+// TestOptionalTolKeys: stop_tol and ftol are optional fit keys: absent,
+// the ids are those of a grid without them (so existing results stay
+// valid); set, each is part of the identity and the stored parameters;
+// lists expand, include and exclude match it, profiles override it, and
+// bad values are refused with their file:line.
+func TestOptionalTolKeys(t *testing.T) {
 	ids := func(src, profile string) []string {
 		t.Helper()
 		runs, _, err := expand(t, src, profile)
@@ -230,63 +230,71 @@ func TestStopTolKey(t *testing.T) {
 		return out
 	}
 	plain := ids(base, "")
-	zero := ids(strings.Replace(base, "iterations = 5", "iterations = 5\nstop_tol = 0", 1), "")
-	if !slices.Equal(plain, zero) {
-		t.Errorf("stop_tol = 0 changed the run ids: %v, want %v", zero, plain)
-	}
-	withTol := strings.Replace(base, "iterations = 5", "iterations = 5\nstop_tol = 1e-4", 1)
-	set := ids(withTol, "")
-	for i := range set {
-		if set[i] == plain[i] {
-			t.Errorf("run %d: stop_tol = 1e-4 kept the id %s of the run without it", i, set[i])
-		}
-	}
-	runs, _, err := expand(t, withTol, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := runs[0].StopTol; got != 1e-4 {
-		t.Errorf("StopTol %v, want 1e-4", got)
-	}
-	if !strings.Contains(string(runs[0].Canonical()), `"stop_tol":0.0001`) {
-		t.Errorf("canonical spec lacks stop_tol: %s", runs[0].Canonical())
-	}
-	if !slices.Contains(runs[0].FlatParams(), [2]string{"fit.stop_tol", "0.0001"}) {
-		t.Errorf("stored parameters lack fit.stop_tol: %v", runs[0].FlatParams())
-	}
-	for _, p := range (&RunSpec{}).FlatParams() {
-		if p[0] == "fit.stop_tol" {
-			t.Error("a run without stop_tol stores fit.stop_tol")
-		}
-	}
-
-	for _, tc := range []struct {
-		name, src, profile string
-		runs               int
-		wantErr            string
+	for _, key := range []struct {
+		name string
+		get  func(*RunSpec) float64
 	}{
-		{"list expands", strings.Replace(base, "iterations = 5", "iterations = 5\nstop_tol = [0, 1e-5]", 1), "", 12, ""},
-		{"exclude matches", strings.Replace(base, "iterations = 5", "iterations = 5\nstop_tol = [0, 1e-5]", 1) + "[[grid.exclude]]\nstop_tol = 0\n", "", 6, ""},
-		{"include sets it", base + "[[grid.include]]\nsplit = 9\nstop_tol = 1e-3\n", "", 8, ""},
-		{"profile override", base + "[profiles.quick]\nnote = \"n\"\n[profiles.quick.override]\nstop_tol = 1e-3\n", "quick", 6, ""},
-		{"negative", strings.Replace(base, "iterations = 5", "iterations = 5\nstop_tol = -1e-5", 1), "", 0, "test.toml:10: grid[0].stop_tol: must be ≥ 0 and < 1"},
-		{"not a number", strings.Replace(base, "iterations = 5", "iterations = 5\nstop_tol = \"1e-5\"", 1), "", 0, "grid[0].stop_tol: want a number"},
+		{"stop_tol", func(r *RunSpec) float64 { return r.StopTol }},
+		{"ftol", func(r *RunSpec) float64 { return r.FTol }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			runs, _, err := expand(t, tc.src, tc.profile)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
+		k := key.name
+		with := func(v string) string { return strings.Replace(base, "iterations = 5", "iterations = 5\n"+k+" = "+v, 1) }
+		if zero := ids(with("0"), ""); !slices.Equal(plain, zero) {
+			t.Errorf("%s = 0 changed the run ids: %v, want %v", k, zero, plain)
+		}
+		set := ids(with("1e-4"), "")
+		for i := range set {
+			if set[i] == plain[i] {
+				t.Errorf("run %d: %s = 1e-4 kept the id %s of the run without it", i, k, set[i])
+			}
+		}
+		runs, _, err := expand(t, with("1e-4"), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := key.get(runs[0]); got != 1e-4 {
+			t.Errorf("%s: spec has %v, want 1e-4", k, got)
+		}
+		if !strings.Contains(string(runs[0].Canonical()), `"`+k+`":0.0001`) {
+			t.Errorf("canonical spec lacks %s: %s", k, runs[0].Canonical())
+		}
+		if !slices.Contains(runs[0].FlatParams(), [2]string{"fit." + k, "0.0001"}) {
+			t.Errorf("stored parameters lack fit.%s: %v", k, runs[0].FlatParams())
+		}
+		for _, p := range (&RunSpec{}).FlatParams() {
+			if p[0] == "fit."+k {
+				t.Errorf("a run without %s stores fit.%s", k, k)
+			}
+		}
+
+		for _, tc := range []struct {
+			name, src, profile string
+			runs               int
+			wantErr            string
+		}{
+			{"list expands", with("[0, 1e-5]"), "", 12, ""},
+			{"exclude matches", with("[0, 1e-5]") + "[[grid.exclude]]\n" + k + " = 0\n", "", 6, ""},
+			{"include sets it", base + "[[grid.include]]\nsplit = 9\n" + k + " = 1e-3\n", "", 8, ""},
+			{"profile override", base + "[profiles.quick]\nnote = \"n\"\n[profiles.quick.override]\n" + k + " = 1e-3\n", "quick", 6, ""},
+			{"negative", with("-1e-5"), "", 0, "test.toml:10: grid[0]." + k + ": must be ≥ 0 and < 1"},
+			{"not a number", with("\"1e-5\""), "", 0, "grid[0]." + k + ": want a number"},
+		} {
+			t.Run(k+"/"+tc.name, func(t *testing.T) {
+				runs, _, err := expand(t, tc.src, tc.profile)
+				if tc.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Fatalf("error %v, want %q", err, tc.wantErr)
+					}
+					return
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(runs) != tc.runs {
-				t.Errorf("%d runs, want %d", len(runs), tc.runs)
-			}
-		})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(runs) != tc.runs {
+					t.Errorf("%d runs, want %d", len(runs), tc.runs)
+				}
+			})
+		}
 	}
 }
 

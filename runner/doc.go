@@ -43,7 +43,7 @@
 // # Recipes
 //
 // Fit settings (iterations, optimizer, learning_rate, batch_size, grad_tol,
-// stop_tol) are grid keys and may be set per method in [grid.method.NAME].
+// ftol, stop_tol) are grid keys and may be set per method in [grid.method.NAME].
 // A grid without iterations runs each method's declared budget
 // (methods.Recipe) and, unless it sets stop_tol, ends it at the recipe's
 // stopping tolerance; the resolved numbers are in the spec. A method's

@@ -42,11 +42,11 @@ type ExpandOptions struct {
 }
 
 // fitKeys are grid keys that are fit settings, matched by include/exclude.
-var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "stop_tol", "task"}
+var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "ftol", "stop_tol", "task"}
 
 // methodFitKeys are the fit settings a [grid.method.NAME] table may set
 // for that method's runs alone (a list sweeps, as at the grid's top).
-var methodFitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "stop_tol"}
+var methodFitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "ftol", "stop_tol"}
 
 // Expand turns every grid of the file into runs: the Cartesian product of
 // its lists, minus exclude matches, plus include runs. It validates method
@@ -741,7 +741,7 @@ func (x *expander) produce(s *settings, l layer, ds datasetAxes, mcs []methodAxe
 										Dataset: dn, DatasetParams: dp, Protocol: protocol, Scaling: scaling,
 										Split: split, Seed: uint64(seed), Task: task,
 										Iterations: fp.iterations, Optimizer: fp.optimizer, LearningRate: fp.learningRate, BatchSize: fp.batchSize,
-										GradTol: fp.tol.grad, StopTol: fp.tol.stop,
+										GradTol: fp.tol.grad, FTol: fp.tol.ftol, StopTol: fp.tol.stop,
 										Metrics: l.metrics, Artifacts: l.artifacts, TimeLimit: l.timeLimit, MemLimit: l.memLimit, Source: source,
 										Files: files,
 									}
@@ -857,6 +857,12 @@ func (x *expander) checkFitValue(key, k string, v any) {
 				x.f.errorf(x.es, key, "must be ≥ 0 (0 is the method's default), got %v", gt)
 			}
 		}
+	case "ftol":
+		for _, ft := range floats(v) {
+			if !(ft >= 0 && ft < 1) {
+				x.f.errorf(x.es, key, "must be ≥ 0 and < 1 (SciPy L-BFGS-B's relative reduction per iteration, e.g. 2.220446049250313e-9; 0 is off), got %v", ft)
+			}
+		}
 	case "stop_tol":
 		for _, st := range floats(v) {
 			if !(st >= 0 && st < 1) {
@@ -914,7 +920,7 @@ func (x *expander) fitLayer(s *settings, method string) fitAxes {
 		fa.optimizers = []string{""}
 	}
 	_, fa.stopSet = raw["stop_tol"]
-	fa.tolerances = tolerances(floats(raw["grad_tol"]), floats(raw["stop_tol"]))
+	fa.tolerances = tolerances(floats(raw["grad_tol"]), floats(raw["ftol"]), floats(raw["stop_tol"]))
 	return fa
 }
 
@@ -999,6 +1005,8 @@ func matches(r *RunSpec, e map[string]any) bool {
 			got = r.BatchSize
 		case "grad_tol":
 			got = r.GradTol
+		case "ftol":
+			got = r.FTol
 		case "stop_tol":
 			got = r.StopTol
 		case "task":
@@ -1206,14 +1214,16 @@ func floats(v any) []float64 {
 }
 
 // tolerance is one combination of the fit's stopping tolerances.
-type tolerance struct{ grad, stop float64 }
+type tolerance struct{ grad, ftol, stop float64 }
 
-// tolerances is the product of the grad_tol and stop_tol axes.
-func tolerances(grad, stop []float64) []tolerance {
-	out := make([]tolerance, 0, len(grad)*len(stop))
+// tolerances is the product of the grad_tol, ftol and stop_tol axes.
+func tolerances(grad, ftol, stop []float64) []tolerance {
+	out := make([]tolerance, 0, len(grad)*len(ftol)*len(stop))
 	for _, g := range grad {
-		for _, s := range stop {
-			out = append(out, tolerance{g, s})
+		for _, f := range ftol {
+			for _, s := range stop {
+				out = append(out, tolerance{g, f, s})
+			}
 		}
 	}
 	return out

@@ -38,6 +38,9 @@ type RunSpec struct {
 	LearningRate  float64
 	BatchSize     int
 	GradTol       float64
+	// FTol is SciPy L-BFGS-B's relative-reduction test (optim.Settings.FTol);
+	// 0 (the default) is off.
+	FTol float64
 	// StopTol ends the fit once the convergence rule (optim.Rule) holds
 	// at this tolerance; 0 (the default) runs to the iteration budget.
 	StopTol float64
@@ -98,6 +101,9 @@ func (s *RunSpec) seal() error {
 	if s.StopTol != 0 { // absent when off, so older run ids are unchanged
 		m["fit"].(map[string]any)["stop_tol"] = s.StopTol
 	}
+	if s.FTol != 0 { // likewise
+		m["fit"].(map[string]any)["ftol"] = s.FTol
+	}
 	if mark := s.recipeMark(); mark != nil { // absent unless a changed default applies
 		m["fit"].(map[string]any)["recipe"] = mark
 	}
@@ -150,7 +156,7 @@ func (s *RunSpec) recipeMark() []string {
 	for _, t := range tasks {
 		for _, b := range batches {
 			opt := methods.FitOptions{Iterations: s.Iterations, Optimizer: s.Optimizer, LearningRate: s.LearningRate,
-				BatchSize: b, GradTol: s.GradTol, Task: t, Stop: optim.Rule{Tol: s.StopTol}}
+				BatchSize: b, GradTol: s.GradTol, FTol: s.FTol, Task: t, Stop: optim.Rule{Tol: s.StopTol}}
 			cur := m.Recipe(p, opt, 0)
 			changed = changed || cur != m.LegacyRecipe(p, opt, 0)
 			batch := "full batch"
@@ -220,6 +226,9 @@ func (s *RunSpec) FlatParamsRan(r methods.Recipe) [][2]string {
 	if s.StopTol != 0 {
 		out = append(out, [2]string{"fit.stop_tol", formatValue(s.StopTol)})
 	}
+	if s.FTol != 0 {
+		out = append(out, [2]string{"fit.ftol", formatValue(s.FTol)})
+	}
 	if s.Task != "" {
 		out = append(out, [2]string{"task", s.Task})
 	}
@@ -241,7 +250,7 @@ func (s *RunSpec) Recipe(n int, task methods.Task) methods.Recipe {
 		task = methods.Task(s.Task)
 	}
 	opt := methods.FitOptions{Iterations: s.Iterations, Optimizer: s.Optimizer, LearningRate: s.LearningRate,
-		BatchSize: s.BatchSize, GradTol: s.GradTol, Stop: optim.Rule{Tol: s.StopTol}}
+		BatchSize: s.BatchSize, GradTol: s.GradTol, FTol: s.FTol, Stop: optim.Rule{Tol: s.StopTol}}
 	given := methods.Recipe{Optimizer: s.Optimizer, LearningRate: s.LearningRate, Iterations: s.Iterations, StopTol: s.StopTol}
 	m, err := methods.Lookup(s.Method)
 	if err != nil {

@@ -37,7 +37,16 @@ type Settings struct {
 	// objectives of the iterations so far (StatusStopRule); the zero Rule
 	// (Tol 0) is off.
 	Stop Rule
+	// FTol ends L-BFGS once one iteration reduces the objective by at most
+	// FTol·max(|f_k|, |f_k+1|, 1) (StatusRelReduction): SciPy L-BFGS-B's
+	// ftol test, whose default is 2.2·10⁻⁹ (factr 10⁷ × machine ε). Papers
+	// trained with scipy.optimize's defaults stopped there; 0 is off. Adam
+	// ignores it.
+	FTol float64
 }
+
+// SciPyFTol is SciPy L-BFGS-B's default ftol (factr 10⁷ × machine ε).
+const SciPyFTol = 1e7 * 2.220446049250313e-16
 
 // Method names accepted in Settings.Method.
 const (
@@ -57,6 +66,7 @@ const (
 	StatusGradient      = "converged: gradient tolerance"
 	StatusObjective     = "converged: objective stalled"
 	StatusStopRule      = "converged: stopping rule (Rule, stop_tol)"
+	StatusRelReduction  = "converged: relative reduction of f ≤ ftol (SciPy's L-BFGS-B test)"
 	StatusIterations    = "iteration limit"
 	StatusEvaluations   = "evaluation limit"
 	StatusNonFinite     = "stopped: non-finite objective or gradient"
@@ -183,7 +193,7 @@ func Minimize(ctx context.Context, f Objective, x0 []float64, s Settings, cb fun
 	if len(x0) == 0 {
 		return Result{}, errors.New("optim: nothing to optimise (no parameters)")
 	}
-	if s.MaxIter < 0 || s.MaxEvals < 0 || s.GradTol < 0 || s.LearningRate < 0 || s.ObjectiveTol < 0 || !(s.Stop.Tol >= 0) {
+	if s.MaxIter < 0 || s.MaxEvals < 0 || s.GradTol < 0 || s.LearningRate < 0 || s.ObjectiveTol < 0 || !(s.Stop.Tol >= 0) || !(s.FTol >= 0 && s.FTol < 1) {
 		return Result{}, fmt.Errorf("optim: negative setting in %+v", s)
 	}
 	method := strings.ToLower(s.Method)
@@ -346,7 +356,7 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		},
 	}
 	rec := &recorder{cb: cb, start: start, lastF: f0}
-	conv := &ruleConverger{inner: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-12, Iterations: 50}, stop: newStopper(s.Stop)}
+	conv := &ruleConverger{inner: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-12, Iterations: 50}, stop: newStopper(s.Stop), ftol: s.FTol}
 	settings := &optimize.Settings{
 		InitValues:        &optimize.Location{F: f0, Gradient: append([]float64(nil), g0...)},
 		GradientThreshold: gradTol,
@@ -400,6 +410,7 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 			rec.step(tr.bestF)
 			cb(Iteration{Iter: iters, F: tr.bestF, GradNorm: maxAbs(tr.bestG), Elapsed: time.Since(start)})
 			conv.stop.add(-tr.bestF)
+			conv.prevF = tr.bestF
 		}
 		rec.base, rec.sinceMajor = iters, 0
 		conv.skipStart = true // the new leg's starting point is in the history already
@@ -460,6 +471,10 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		}
 		return out, nil
 	}
+	if conv.relReduction {
+		out.Status = StatusRelReduction
+		return out, nil
+	}
 	if conv.fired {
 		out.Status = StatusStopRule
 		return out, nil
@@ -490,6 +505,12 @@ type ruleConverger struct {
 	// skipStart leaves the next location (a restarted leg's starting
 	// point, already seen) out of the stopping rule's history.
 	skipStart bool
+	// ftol is Settings.FTol; prevF the objective of the last iteration
+	// (seen: once there is one), relReduction whether ftol ended the fit.
+	ftol         float64
+	prevF        float64
+	seen         bool
+	relReduction bool
 }
 
 func (c *ruleConverger) Init(dim int) { c.inner.Init(dim) }
@@ -501,6 +522,13 @@ func (c *ruleConverger) Converged(loc *optimize.Location) optimize.Status {
 	if c.skipStart {
 		c.skipStart = false
 		return optimize.NotTerminated
+	}
+	// SciPy's test: (f_k − f_k+1) ≤ ftol·max(|f_k|, |f_k+1|, 1).
+	prev, seen := c.prevF, c.seen
+	c.prevF, c.seen = loc.F, true
+	if c.ftol > 0 && seen && prev-loc.F <= c.ftol*math.Max(math.Max(math.Abs(prev), math.Abs(loc.F)), 1) {
+		c.relReduction = true
+		return optimize.FunctionConvergence
 	}
 	if c.stop.add(-loc.F) {
 		c.fired = true

@@ -398,3 +398,42 @@ func wrongSignBeyondOne(x, grad []float64) float64 {
 	}
 	return d * d
 }
+
+// FTol is SciPy L-BFGS-B's relative-reduction test: the fit ends at the
+// first iteration whose reduction is at most ftol·max(|f_k|, |f_k+1|, 1),
+// and not before. Rosenbrock is offset by 10³ so that the scale, not the
+// floor of 1, sets the threshold.
+func TestLBFGSFTol(t *testing.T) {
+	const offset = 1e3
+	f := func(x, grad []float64) float64 { return rosenbrock(x, grad) + offset }
+	for _, ftol := range []float64{1e-4, 1e-7, SciPyFTol} {
+		fs := []float64{}
+		res, err := Minimize(context.Background(), f, []float64{-1, 1, -1, 1, -1, 1}, Settings{MaxIter: 5000, FTol: ftol},
+			func(it Iteration) { fs = append(fs, it.F) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != StatusRelReduction {
+			t.Fatalf("ftol %g: status %q after %d iterations, want %q", ftol, res.Status, res.Iterations, StatusRelReduction)
+		}
+		met := func(i int) bool {
+			return fs[i-1]-fs[i] <= ftol*math.Max(math.Max(math.Abs(fs[i-1]), math.Abs(fs[i])), 1)
+		}
+		n := len(fs)
+		if !met(n - 1) {
+			t.Errorf("ftol %g: stopped after a reduction of %g at f = %g", ftol, fs[n-2]-fs[n-1], fs[n-1])
+		}
+		for i := 1; i < n-1; i++ {
+			if met(i) {
+				t.Fatalf("ftol %g: iteration %d already met the test (reduction %g) but L-BFGS went on", ftol, i, fs[i-1]-fs[i])
+			}
+		}
+		if res.Iterations != n-1 {
+			t.Errorf("ftol %g: %d iterations reported, %d in the trace", ftol, res.Iterations, n-1)
+		}
+		t.Logf("ftol %g: %d iterations, f − offset = %.3g", ftol, res.Iterations, res.F-offset)
+	}
+	if _, err := Minimize(context.Background(), rosenbrock, []float64{0, 0}, Settings{FTol: -1}, nil); err == nil {
+		t.Error("negative FTol accepted")
+	}
+}
