@@ -2,6 +2,7 @@ package optim
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -173,4 +174,133 @@ func TestTrainNatGradBadInput(t *testing.T) {
 			t.Errorf("%s: no error", name)
 		}
 	}
+}
+
+// natGradUpdateReference is the update by NatGradStep: ∂L/∂S by
+// CholeskyAdjoint, S = LLᵀ, the step on (m, S), then L' = chol(S').
+func natGradUpdateReference(x, g []float64, q gaussSeg, gamma float64) error {
+	n := q.m
+	mu := mat.NewVecDense(n, append([]float64(nil), x[q.mu:q.mu+n]...))
+	dm := mat.NewVecDense(n, append([]float64(nil), g[q.mu:q.mu+n]...))
+	l, lbar := mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			l.Set(i, j, x[q.sqrt+i*n+j])
+			lbar.Set(i, j, g[q.sqrt+i*n+j])
+		}
+	}
+	var ll mat.Dense
+	ll.Mul(l, l.T())
+	s := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			s.SetSym(i, j, ll.At(i, j))
+		}
+	}
+	newM, newS, err := NatGradStep(mu, s, dm, CholeskyAdjoint(l, lbar), gamma)
+	if err != nil {
+		return err
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(newS) {
+		return errors.New("new covariance not positive definite")
+	}
+	var nl mat.TriDense
+	ch.LTo(&nl)
+	for i := 0; i < n; i++ {
+		x[q.mu+i] = newM.AtVec(i)
+		for j := 0; j < n; j++ {
+			x[q.sqrt+i*n+j] = 0
+			if j <= i {
+				x[q.sqrt+i*n+j] = nl.At(i, j)
+			}
+		}
+	}
+	return nil
+}
+
+// TestNatGradUpdateMatchesStep: the update in the Cholesky factor
+// (natGradUpdate) agrees with the textbook route through S and its
+// inverse (NatGradStep), on a well-conditioned factor and on one whose S
+// has condition number ~10¹⁰, and refuses a step that leaves the
+// precision indefinite as NatGradStep does.
+func TestNatGradUpdateMatchesStep(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		n          int
+		diagSpread float64 // L's diagonal runs from 1 down to 10^−diagSpread
+		gamma      float64
+		tol        float64
+	}{
+		{"well conditioned", 40, 0, 0.1, 1e-12},
+		{"gamma 1", 40, 0, 1, 1e-12},
+		{"ill conditioned", 60, 5, 0.1, 1e-8},
+		{"blocked sizes", 300, 1, 0.3, 1e-11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(11, uint64(tc.n)))
+			n := tc.n
+			q := gaussSeg{mu: 0, sqrt: n, m: n}
+			x := make([]float64, n+n*n)
+			g := make([]float64, n+n*n)
+			for i := 0; i < n; i++ {
+				x[i], g[i] = rng.NormFloat64(), rng.NormFloat64()
+				x[n+i*n+i] = math.Pow(10, -tc.diagSpread*float64(i)/float64(n-1))
+				for j := 0; j < i; j++ {
+					x[n+i*n+j] = 0.1 * rng.NormFloat64() * x[n+i*n+i]
+				}
+				for j := 0; j <= i; j++ {
+					g[n+i*n+j] = 0.05 * rng.NormFloat64() / x[n+i*n+i]
+				}
+			}
+			got, want := append([]float64(nil), x...), append([]float64(nil), x...)
+			errGot := natGradUpdate(got, g, q, tc.gamma)
+			errWant := natGradUpdateReference(want, g, q, tc.gamma)
+			if (errGot != nil) != (errWant != nil) {
+				t.Fatalf("errors differ: %v against the reference's %v", errGot, errWant)
+			}
+			if errGot != nil {
+				return
+			}
+			// Entries compare relative to their row's size (L' rows scale with √S').
+			for i := 0; i < n; i++ {
+				var scale float64
+				for j := 0; j <= i; j++ {
+					scale = math.Max(scale, math.Abs(want[n+i*n+j]))
+				}
+				for j := 0; j < n; j++ {
+					if d := math.Abs(got[n+i*n+j] - want[n+i*n+j]); d > tc.tol*scale {
+						t.Fatalf("L'(%d, %d) = %.17g, reference %.17g (|Δ| %.3g > %g × %.3g)", i, j, got[n+i*n+j], want[n+i*n+j], d, tc.tol, scale)
+					}
+				}
+			}
+			var mscale float64
+			for i := 0; i < n; i++ {
+				mscale = math.Max(mscale, math.Abs(want[i]))
+			}
+			for i := 0; i < n; i++ {
+				if d := math.Abs(got[i] - want[i]); d > tc.tol*mscale {
+					t.Fatalf("m'(%d) = %.17g, reference %.17g", i, got[i], want[i])
+				}
+			}
+		})
+	}
+	t.Run("indefinite", func(t *testing.T) {
+		// L = I, L̄ = 2·I gives A = I − γ·2I, indefinite for γ > ½.
+		n := 5
+		q := gaussSeg{mu: 0, sqrt: n, m: n}
+		x, g := make([]float64, n+n*n), make([]float64, n+n*n)
+		for i := 0; i < n; i++ {
+			x[n+i*n+i], g[n+i*n+i] = 1, 2
+		}
+		if err := natGradUpdate(append([]float64(nil), x...), g, q, 0.6); err == nil {
+			t.Error("γ = 0.6 with ∂L/∂S = I: no error, want an indefinite precision")
+		}
+		if err := natGradUpdateReference(append([]float64(nil), x...), g, q, 0.6); err == nil {
+			t.Error("the reference accepted it too")
+		}
+		if err := natGradUpdate(append([]float64(nil), x...), g, q, 0.4); err != nil {
+			t.Errorf("γ = 0.4: %v", err)
+		}
+	})
 }
