@@ -4,7 +4,12 @@
 // cancellation; Train maximises an objective recorded on an ad.Tape over
 // the trainable entries of a param.Set, phase by phase; NatGradStep takes a
 // natural-gradient step for a Gaussian variational distribution, and
-// TrainNatGrad pairs it with Adam.
+// TrainNatGrad pairs the same step, computed in q's Cholesky factor, with
+// Adam.
+//
+// Besides its gradient tolerance, L-BFGS can stop by SciPy L-BFGS-B's
+// relative-reduction test (Settings.FTol, SciPyFTol), for papers whose
+// fits scipy.optimize's defaults ended.
 //
 // Rule is sgplab's one convergence rule (the relative gain of the
 // objective per iteration over the last 10 % of a trace, tested against

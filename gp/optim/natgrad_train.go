@@ -49,8 +49,9 @@ type NatGradSettings struct {
 // L by the Cholesky adjoint, ∂L/∂S = ½ L⁻ᵀ(P + Pᵀ)L⁻¹ with P = Φ(Lᵀ ∂L/∂L)
 // (lower triangle, halved diagonal), exact because the objective sees L
 // only through S = LLᵀ. The step is computed in L directly, without
-// forming S or inverting it (natGradUpdate). The factors' Sqrt must have a positive diagonal
-// (the canonical factor; initialise q with one). Parameters marked
+// forming S or inverting it (natGradUpdate). The factors' Sqrt must have
+// a positive diagonal (the canonical factor; initialise q with one).
+// Parameters marked
 // non-trainable stay fixed; the factors must be trainable. set is left at
 // the last finite point.
 func TrainNatGrad(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *param.Bound) (*ad.Node, error),
