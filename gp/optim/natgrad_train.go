@@ -258,17 +258,9 @@ func natGradUpdate(x, g []float64, q gaussSeg, gamma float64) error {
 	lt := blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: n, Data: l.RawMatrix().Data}
 	v := blas64.Vector{N: n, Inc: 1, Data: append([]float64(nil), x[q.mu:q.mu+n]...)}
 	blas64.Trsv(blas.NoTrans, lt, v)
-	theta := blas64.Vector{N: n, Inc: 1, Data: make([]float64, n)}
-	for i := 0; i < n; i++ {
-		s := v.Data[i]
-		for j := 0; j <= i; j++ {
-			s -= gamma * pd[i*n+j] * v.Data[j]
-		}
-		for j := i + 1; j < n; j++ {
-			s -= gamma * pd[j*n+i] * v.Data[j]
-		}
-		theta.Data[i] = s
-	}
+	// A v = v − γ Y v, and Y is P's lower triangle read as symmetric.
+	theta := blas64.Vector{N: n, Inc: 1, Data: append([]float64(nil), v.Data...)}
+	blas64.Symv(-gamma, blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: n, Data: pd}, v, 1, theta)
 	blas64.Trsv(blas.Trans, lt, theta)
 	for i := 0; i < n; i++ {
 		theta.Data[i] += gamma * g[q.mu+i]
