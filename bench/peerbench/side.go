@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,6 +56,7 @@ type sideOptions struct {
 	data, model, mode     string
 	m, batch, steps, seed int
 	maxSeconds            float64
+	cpuProfile            string
 	// optimizer, learningRate and params change the recipe (what
 	// -optimizer, -learning-rate and -set do in a grid); none: the default.
 	optimizer    string
@@ -78,6 +80,7 @@ func sideMain(args []string) error {
 	fs.IntVar(&o.steps, "steps", 20, "iterations of mode step")
 	fs.IntVar(&o.seed, "seed", 1, "fit seed (minibatches)")
 	fs.Float64Var(&o.maxSeconds, "max-seconds", 0, "time budget of mode converge (0: none)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the fit (training only) to this file")
 	fs.StringVar(&o.optimizer, "optimizer", "", "replace the default optimizer (a grid's optimizer)")
 	fs.Float64Var(&o.learningRate, "learning-rate", 0, "Adam's step size (a grid's learning_rate); 0: the recipe's")
 	var sets []string
@@ -164,6 +167,17 @@ func runSide(o sideOptions, out io.Writer) error {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(o.maxSeconds*float64(time.Second)))
 		defer cancel()
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	cpu0 := cpuSeconds()
 	var encErr error

@@ -122,29 +122,33 @@ func BenchmarkRecipeSGPR(b *testing.B) {
 }
 
 // BenchmarkRecipeSVGP: the whitened minibatch ELBO, B = 1000 of N = 10⁵,
-// M = 500, Gaussian likelihood. Flops (the floor): forward L⁻¹Kuf (B·M²),
-// Sᵀ(L⁻¹Kuf) triangular (B·M²), Kuu's Cholesky (M³/3); backward twice the
-// forward's products.
+// M = 500 and M = 200, Gaussian likelihood. Flops (the floor): forward
+// L⁻¹Kuf (B·M²), Sᵀ(L⁻¹Kuf) triangular (B·M²), Kuu's Cholesky (M³/3);
+// backward twice the forward's products.
 func BenchmarkRecipeSVGP(b *testing.B) {
-	const bsz, m = 1000, 500
-	s, k, f, x, y := recipeModel(b, bsz, m)
-	declareQ(s, mat.NewDense(m, 1, nil), 1)
-	lik := likelihoods.NewGaussian(0.01)
-	yc := column(y)
-	flops := 3 * (2*bsz*float64(m)*m + float64(m)*m*m/3)
-	var grad []float64 // reused across steps
-	benchSteps(b, flops, func(t *ad.Tape) error {
-		bd := s.Bind(t)
-		ve := func(mu, v *ad.Node) *ad.Node { return lik.VarExp(bd, "", mu, v, yc) }
-		q := Variational{Mu: bd.Get("q_mu"), Sqrt: bd.Get("q_sqrt"), Whiten: true}
-		out, _, err := SVGP(k.Bind(bd, "k."), f.Bind(bd, "f."), t.Const(x), ve, q, 100_000, Options{Jitter: DefaultJitter})
-		if err != nil {
-			return err
-		}
-		t.Backward(out)
-		grad = bd.AppendGradient(grad[:0])
-		return nil
-	})
+	for _, m := range []int{500, 200} {
+		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) {
+			const bsz = 1000
+			s, k, f, x, y := recipeModel(b, bsz, m)
+			declareQ(s, mat.NewDense(m, 1, nil), 1)
+			lik := likelihoods.NewGaussian(0.01)
+			yc := column(y)
+			flops := 3 * (2*bsz*float64(m)*float64(m) + float64(m)*float64(m)*float64(m)/3)
+			var grad []float64 // reused across steps
+			benchSteps(b, flops, func(t *ad.Tape) error {
+				bd := s.Bind(t)
+				ve := func(mu, v *ad.Node) *ad.Node { return lik.VarExp(bd, "", mu, v, yc) }
+				q := Variational{Mu: bd.Get("q_mu"), Sqrt: bd.Get("q_sqrt"), Whiten: true}
+				out, _, err := SVGP(k.Bind(bd, "k."), f.Bind(bd, "f."), t.Const(x), ve, q, 100_000, Options{Jitter: DefaultJitter})
+				if err != nil {
+					return err
+				}
+				t.Backward(out)
+				grad = bd.AppendGradient(grad[:0])
+				return nil
+			})
+		})
+	}
 }
 
 // BenchmarkRecipeExact: the exact log marginal likelihood at N = 2000.
