@@ -13,7 +13,7 @@ func BenchmarkNatGradUpdate(b *testing.B) {
 	for _, m := range []int{200, 500} {
 		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(3, 3))
-			q := gaussSeg{mu: 0, sqrt: m, m: m}
+			q := gaussSeg{mu: 0, sqrt: m, m: m, work: new(natGradWork)} // kept across steps, as TrainNatGrad does
 			x := make([]float64, m+m*m)
 			g := make([]float64, m+m*m)
 			for i := 0; i < m; i++ {

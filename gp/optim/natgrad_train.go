@@ -161,6 +161,27 @@ func TrainNatGrad(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *p
 type gaussSeg struct {
 	mu, sqrt int // offsets
 	m        int
+	work     *natGradWork // the update's matrices, kept across steps (nil: fresh ones)
+}
+
+// natGradWork holds the M×M matrices of natGradUpdate from one step to the
+// next: at M = 200 allocating and zeroing them took a quarter of the
+// update's time. Only lower triangles are written into l, lbar and b, so
+// their upper triangles stay zero as the products and the solve need.
+type natGradWork struct {
+	l, lbar, p, rev, r, b *mat.Dense
+}
+
+func (w *natGradWork) ensure(n int) {
+	if w.l != nil {
+		if r, _ := w.l.Dims(); r == n {
+			return
+		}
+	}
+	*w = natGradWork{
+		l: mat.NewDense(n, n, nil), lbar: mat.NewDense(n, n, nil), p: mat.NewDense(n, n, nil),
+		rev: mat.NewDense(n, n, nil), r: mat.NewDense(n, n, nil), b: mat.NewDense(n, n, nil),
+	}
 }
 
 func natGradLayout(set *param.Set, qs []Gaussian) ([]gaussSeg, []bool, error) {
@@ -193,7 +214,7 @@ func natGradLayout(set *param.Set, qs []Gaussian) ([]gaussSeg, []bool, error) {
 		if mc != 1 || sr != mr || sc != mr {
 			return nil, nil, fmt.Errorf("optim: natgrad: %s is %d×%d and %s %d×%d, want M×1 and M×M", q.Mu, mr, mc, q.Sqrt, sr, sc)
 		}
-		segs[i] = gaussSeg{mu: offset[q.Mu], sqrt: offset[q.Sqrt], m: mr}
+		segs[i] = gaussSeg{mu: offset[q.Mu], sqrt: offset[q.Sqrt], m: mr, work: new(natGradWork)}
 		for j := 0; j < mr; j++ {
 			gauss[segs[i].mu+j] = true
 		}
@@ -223,8 +244,12 @@ func natGradLayout(set *param.Set, qs []Gaussian) ([]gaussSeg, []bool, error) {
 // = L⁻ᵀA L⁻¹m + γ∂L/∂m and m' = L'L'ᵀθ₁'.
 func natGradUpdate(x, g []float64, q gaussSeg, gamma float64) error {
 	n := q.m
-	l := mat.NewDense(n, n, nil)
-	lbar := mat.NewDense(n, n, nil)
+	w := q.work
+	if w == nil {
+		w = new(natGradWork)
+	}
+	w.ensure(n)
+	l, lbar := w.l, w.lbar
 	ld, lbd := l.RawMatrix().Data, lbar.RawMatrix().Data
 	for i := 0; i < n; i++ {
 		copy(ld[i*n:i*n+i+1], x[q.sqrt+i*n:q.sqrt+i*n+i+1])
@@ -233,23 +258,27 @@ func natGradUpdate(x, g []float64, q gaussSeg, gamma float64) error {
 			return fmt.Errorf("square root of q has diagonal entry %d = %v; natural gradients need the Cholesky factor (positive diagonal)", i, ld[i*n+i])
 		}
 	}
-	p := mat.NewDense(n, n, nil)
+	p := w.p
 	linalg.MulLowerTTo(p, l, lbar)
 	pd := p.RawMatrix().Data
-	// JAJ, entry (i, j) = A(n−1−i, n−1−j), A = I − γY.
-	rev := mat.NewDense(n, n, nil)
+	// JAJ, entry (i, j) = A(n−1−i, n−1−j), A = I − γY, written as P is
+	// read, row by row: Y(a, b) = P(a, b) for a ≥ b lands at (i, j) =
+	// (n−1−a, n−1−b), i ≤ j, and its mirror (j, i).
+	rev := w.rev
 	rd := rev.RawMatrix().Data
-	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			// Y(a, b) for a ≥ b is P(a, b); (n−1−j, n−1−i) is in the lower triangle.
-			a := -gamma * pd[(n-1-j)*n+n-1-i]
-			if i == j {
-				a++
+	for a := 0; a < n; a++ {
+		i := n - 1 - a
+		row := pd[a*n : a*n+a+1]
+		for b, y := range row {
+			j := n - 1 - b
+			v := -gamma * y
+			if a == b {
+				v++
 			}
-			rd[i*n+j], rd[j*n+i] = a, a
+			rd[i*n+j], rd[j*n+i] = v, v
 		}
 	}
-	r := mat.NewDense(n, n, nil)
+	r := w.r
 	if err := linalg.CholeskyTo(r, rev); err != nil {
 		return fmt.Errorf("optim: natural-gradient step %g leaves the precision indefinite; use a smaller step", gamma)
 	}
@@ -266,12 +295,18 @@ func natGradUpdate(x, g []float64, q gaussSeg, gamma float64) error {
 		theta.Data[i] += gamma * g[q.mu+i]
 	}
 
-	// JL'ᵀJ = R⁻¹(JLᵀJ), where (JLᵀJ)(i, j) = L(n−1−j, n−1−i).
-	b := mat.NewDense(n, n, nil)
+	// JL'ᵀJ = R⁻¹(JLᵀJ), where (JLᵀJ)(i, j) = L(n−1−j, n−1−i): row a of L
+	// lands in column n−1−a. The strict upper triangle is cleared for the
+	// solve's right-hand side (a lower-triangular one keeps its zeros).
+	b := w.b
 	bd := b.RawMatrix().Data
 	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			bd[i*n+j] = ld[(n-1-j)*n+n-1-i]
+		clear(bd[i*n+i+1 : (i+1)*n])
+	}
+	for a := 0; a < n; a++ {
+		j := n - 1 - a
+		for c, v := range ld[a*n : a*n+a+1] {
+			bd[(n-1-c)*n+j] = v
 		}
 	}
 	linalg.SolveLowerInPlace(r, b)

@@ -304,3 +304,43 @@ func TestNatGradUpdateMatchesStep(t *testing.T) {
 		}
 	})
 }
+
+// TestNatGradUpdateReusesWork: an update whose matrices are kept from the
+// steps before (natGradWork, as TrainNatGrad keeps them) gives bitwise the
+// update with fresh ones, step after step, across a change of size, and
+// when x and g carry values above the factor's diagonal (which the update
+// must not read).
+func TestNatGradUpdateReusesWork(t *testing.T) {
+	work := new(natGradWork)
+	for step, n := range []int{30, 30, 30, 7, 30} {
+		rng := rand.New(rand.NewPCG(12, uint64(step)))
+		x := make([]float64, n+n*n)
+		g := make([]float64, n+n*n)
+		for i := 0; i < n; i++ {
+			x[i], g[i] = rng.NormFloat64(), rng.NormFloat64()
+			for j := 0; j < n; j++ {
+				switch {
+				case j == i:
+					x[n+i*n+j] = 1 + rng.Float64()
+				case j < i:
+					x[n+i*n+j] = 0.1 * rng.NormFloat64()
+				default:
+					x[n+i*n+j] = 1e3 * rng.NormFloat64() // not part of the factor
+				}
+				g[n+i*n+j] = 0.05 * rng.NormFloat64()
+			}
+		}
+		fresh, kept := append([]float64(nil), x...), append([]float64(nil), x...)
+		if err := natGradUpdate(fresh, g, gaussSeg{mu: 0, sqrt: n, m: n}, 0.2); err != nil {
+			t.Fatal(err)
+		}
+		if err := natGradUpdate(kept, g, gaussSeg{mu: 0, sqrt: n, m: n, work: work}, 0.2); err != nil {
+			t.Fatal(err)
+		}
+		for i := range fresh {
+			if math.Float64bits(fresh[i]) != math.Float64bits(kept[i]) {
+				t.Fatalf("step %d (M = %d): entry %d is %.17g with kept matrices, %.17g with fresh ones", step, n, i, kept[i], fresh[i])
+			}
+		}
+	}
+}
