@@ -1,7 +1,9 @@
 // Package linalg holds the plain (non-differentiated) dense linear algebra
 // shared by the GP library: a Cholesky factorisation with escalating
-// jitter, triangular solves through BLAS dtrsm, the inverse from a Cholesky
-// factor, the Gram product A Aᵀ, and log-determinants.
+// jitter, triangular solves through BLAS dtrsm (with a third of the flops
+// when the right-hand side is lower triangular too: SolveLowerLowerInPlace,
+// MulLowerTLowerTo), the inverse from a Cholesky factor, the Gram product
+// A Aᵀ, and log-determinants.
 //
 // Lower-triangular factors are kept in *mat.Dense with zeros above the
 // diagonal so that they interoperate with every gonum operation and with
