@@ -204,3 +204,23 @@ func TestConvergeTable(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundedBound: a bound printed to two decimals must still hold.
+func TestRoundedBound(t *testing.T) {
+	for _, tc := range []struct {
+		x     float64
+		upper bool
+		want  string
+	}{
+		{0.1515, true, "0.16"}, // 136.4 s against a 900 s budget
+		{0.1515, false, "0.15"},
+		{0.15, true, "0.15"},
+		{0.15, false, "0.15"},
+		{0.1793, true, "0.18"},
+		{1.004, false, "1.00"},
+	} {
+		if got := roundedBound(tc.x, tc.upper); got != tc.want {
+			t.Errorf("roundedBound(%v, upper %v) = %s, want %s", tc.x, tc.upper, got, tc.want)
+		}
+	}
+}

@@ -319,9 +319,9 @@ func convergeRow(b *strings.Builder, s shape, sg, pr *run) {
 	ratio := fmt.Sprintf("%.2f (%.2f)", cs.Wall/cp.Wall, cs.CPU/cp.CPU)
 	switch {
 	case cs.Held && !cp.Held:
-		ratio = "< " + ratio
+		ratio = fmt.Sprintf("< %s (%s)", roundedBound(cs.Wall/cp.Wall, true), roundedBound(cs.CPU/cp.CPU, true))
 	case !cs.Held && cp.Held:
-		ratio = "> " + ratio
+		ratio = fmt.Sprintf("> %s (%s)", roundedBound(cs.Wall/cp.Wall, false), roundedBound(cs.CPU/cp.CPU, false))
 	case !cs.Held && !cp.Held:
 		ratio = "? " + ratio
 	}
@@ -372,4 +372,15 @@ func recipeName(model, r string) string {
 		return "Adam 0.01 (documented)"
 	}
 	return r
+}
+
+// roundedBound prints a bound on a ratio to two decimals rounded away from
+// what it bounds (up for an upper bound), so that the printed bound still
+// holds: an upper bound of 0.1515 is "0.16", not "0.15".
+func roundedBound(x float64, upper bool) string {
+	const eps = 1e-9 // 0.15·100 is 15.000000000000002 in floating point
+	if upper {
+		return fmt.Sprintf("%.2f", math.Ceil(x*100-eps)/100)
+	}
+	return fmt.Sprintf("%.2f", math.Floor(x*100+eps)/100)
 }
