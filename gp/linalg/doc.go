@@ -1,6 +1,6 @@
 // Package linalg holds the plain (non-differentiated) dense linear algebra
 // shared by the GP library: a Cholesky factorisation with escalating
-// jitter, triangular solves through BLAS dtrsm (with a third of the flops
+// jitter, triangular solves through BLAS dtrsm (with ≈ 0.4 of the flops
 // when the right-hand side is lower triangular too: SolveLowerLowerInPlace,
 // MulLowerTLowerTo), the inverse from a Cholesky factor, the Gram product
 // A Aᵀ, and log-determinants.

@@ -298,7 +298,7 @@ func natGradUpdate(x, g []float64, q gaussSeg, gamma float64) error {
 
 	// JL'ᵀJ = R⁻¹(JLᵀJ), where (JLᵀJ)(i, j) = L(n−1−j, n−1−i): row a of L
 	// lands in column n−1−a. Both are lower triangular, so the solve works
-	// on the trailing blocks only (a third of a general solve's flops).
+	// on the trailing blocks only (≈ 0.4 of a general solve's flops).
 	b := w.b
 	bd := b.RawMatrix().Data
 	for a := 0; a < n; a++ {
