@@ -224,7 +224,11 @@ func Settings(opt FitOptions, defaultMethod string) (optim.Settings, error) {
 	if opt.Iterations < 0 {
 		return optim.Settings{}, fmt.Errorf("iterations must be ≥ 0, got %d", opt.Iterations)
 	}
-	return optim.Settings{Method: method, MaxIter: opt.Iterations, GradTol: opt.GradTol, FTol: opt.FTol, LearningRate: opt.LearningRate, Stop: opt.Stop}, nil
+	if opt.LBFGSMemory < 0 {
+		return optim.Settings{}, fmt.Errorf("lbfgs_memory must be ≥ 0, got %d", opt.LBFGSMemory)
+	}
+	return optim.Settings{Method: method, MaxIter: opt.Iterations, GradTol: opt.GradTol, FTol: opt.FTol, LBFGSMemory: opt.LBFGSMemory,
+		LearningRate: opt.LearningRate, Stop: opt.Stop}, nil
 }
 
 // trainableNames lists the parameters of s currently marked trainable, so

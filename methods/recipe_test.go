@@ -3,6 +3,7 @@ package methods
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,4 +165,39 @@ func TestMinibatchStopWindow(t *testing.T) {
 			gap, sgpr.Objective, svgp.Objective, svgp.Iterations, svgp.Status)
 	}
 	t.Logf("SGPR %.2f after %d; SVGP %.2f after %d (%s)", sgpr.Objective, sgpr.Iterations, svgp.Objective, svgp.Iterations, svgp.Status)
+}
+
+// TestLBFGSMemoryReachesFit: a grid's lbfgs_memory reaches the optimiser
+// of a method's fit. SGPR's L-BFGS trace is the same bits with memory 0
+// and with optim.DefaultLBFGSMemory and a different one with memory 2; a
+// negative memory is refused before anything runs.
+func TestLBFGSMemoryReachesFit(t *testing.T) {
+	train := reproData(3, 120, 2)
+	trace := func(memory int) []float64 {
+		t.Helper()
+		model, err := Build("sgpr", map[string]any{"num_inducing": int64(12)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fs []float64
+		opt := FitOptions{Iterations: 40, Seed: 1, LBFGSMemory: memory}
+		if _, err := model.Fit(context.Background(), train, opt, func(p Progress) { fs = append(fs, p.Objective) }); err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	def, explicit, short := trace(0), trace(optim.DefaultLBFGSMemory), trace(2)
+	if !slices.Equal(def, explicit) {
+		t.Errorf("memory 0 and memory %d give different traces", optim.DefaultLBFGSMemory)
+	}
+	if slices.Equal(def, short) {
+		t.Errorf("memory 2 gives the default's trace: lbfgs_memory does not reach the optimiser")
+	}
+	model, err := Build("sgpr", map[string]any{"num_inducing": int64(12)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 5, LBFGSMemory: -1}, nil); err == nil || !strings.Contains(err.Error(), "lbfgs_memory") {
+		t.Errorf("memory −1: error %v, want one naming lbfgs_memory", err)
+	}
 }

@@ -96,8 +96,11 @@ type FitOptions struct {
 	// FTol is SciPy L-BFGS-B's relative-reduction test (optim.Settings.FTol);
 	// 0 is off.
 	FTol float64
-	Seed uint64 // seeds every random draw of the fit (minibatches, MC samples, k-means)
-	Task Task
+	// LBFGSMemory is the number of curvature pairs L-BFGS keeps
+	// (optim.Settings.LBFGSMemory); 0 is optim.DefaultLBFGSMemory.
+	LBFGSMemory int
+	Seed        uint64 // seeds every random draw of the fit (minibatches, MC samples, k-means)
+	Task        Task
 	// Stop ends the fit early once the convergence rule holds on the
 	// objective's trace (every optimiser: L-BFGS, Adam, natural
 	// gradients); the zero Rule (Tol 0) is off.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -211,11 +212,11 @@ shape = "slow"
 	}
 }
 
-// TestOptionalTolKeys: stop_tol and ftol are optional fit keys: absent,
-// the ids are those of a grid without them (so existing results stay
-// valid); set, each is part of the identity and the stored parameters;
-// lists expand, include and exclude match it, profiles override it, and
-// bad values are refused with their file:line.
+// TestOptionalTolKeys: stop_tol, ftol and lbfgs_memory are optional fit
+// keys: absent, the ids are those of a grid without them (so existing
+// results stay valid); set, each is part of the identity and the stored
+// parameters; lists expand, include and exclude match it, profiles
+// override it, and bad values are refused with their file:line.
 func TestOptionalTolKeys(t *testing.T) {
 	ids := func(src, profile string) []string {
 		t.Helper()
@@ -233,32 +234,42 @@ func TestOptionalTolKeys(t *testing.T) {
 	for _, key := range []struct {
 		name string
 		get  func(*RunSpec) float64
+		// set is a value, stored as canon in the spec and flat in the
+		// run's parameters; list a two-value axis with 0 first; other a
+		// second value; bad and badErr a refused value and its message.
+		set, canon, flat, list, other string
+		bad, badErr, typeErr          string
 	}{
-		{"stop_tol", func(r *RunSpec) float64 { return r.StopTol }},
-		{"ftol", func(r *RunSpec) float64 { return r.FTol }},
+		{"stop_tol", func(r *RunSpec) float64 { return r.StopTol }, "1e-4", "0.0001", "0.0001", "[0, 1e-5]", "1e-3",
+			"-1e-5", "must be ≥ 0 and < 1", "want a number"},
+		{"ftol", func(r *RunSpec) float64 { return r.FTol }, "1e-4", "0.0001", "0.0001", "[0, 1e-5]", "1e-3",
+			"-1e-5", "must be ≥ 0 and < 1", "want a number"},
+		{"lbfgs_memory", func(r *RunSpec) float64 { return float64(r.LBFGSMemory) }, "30", "30", "30", "[0, 100]", "10",
+			"-1", "must be ≥ 0 (the curvature pairs L-BFGS keeps", "want an integer"},
 	} {
 		k := key.name
 		with := func(v string) string { return strings.Replace(base, "iterations = 5", "iterations = 5\n"+k+" = "+v, 1) }
 		if zero := ids(with("0"), ""); !slices.Equal(plain, zero) {
 			t.Errorf("%s = 0 changed the run ids: %v, want %v", k, zero, plain)
 		}
-		set := ids(with("1e-4"), "")
+		set := ids(with(key.set), "")
 		for i := range set {
 			if set[i] == plain[i] {
-				t.Errorf("run %d: %s = 1e-4 kept the id %s of the run without it", i, k, set[i])
+				t.Errorf("run %d: %s = %s kept the id %s of the run without it", i, k, key.set, set[i])
 			}
 		}
-		runs, _, err := expand(t, with("1e-4"), "")
+		runs, _, err := expand(t, with(key.set), "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := key.get(runs[0]); got != 1e-4 {
-			t.Errorf("%s: spec has %v, want 1e-4", k, got)
+		want, _ := strconv.ParseFloat(key.set, 64)
+		if got := key.get(runs[0]); got != want {
+			t.Errorf("%s: spec has %v, want %v", k, got, want)
 		}
-		if !strings.Contains(string(runs[0].Canonical()), `"`+k+`":0.0001`) {
+		if !strings.Contains(string(runs[0].Canonical()), `"`+k+`":`+key.canon) {
 			t.Errorf("canonical spec lacks %s: %s", k, runs[0].Canonical())
 		}
-		if !slices.Contains(runs[0].FlatParams(), [2]string{"fit." + k, "0.0001"}) {
+		if !slices.Contains(runs[0].FlatParams(), [2]string{"fit." + k, key.flat}) {
 			t.Errorf("stored parameters lack fit.%s: %v", k, runs[0].FlatParams())
 		}
 		for _, p := range (&RunSpec{}).FlatParams() {
@@ -272,12 +283,13 @@ func TestOptionalTolKeys(t *testing.T) {
 			runs               int
 			wantErr            string
 		}{
-			{"list expands", with("[0, 1e-5]"), "", 12, ""},
-			{"exclude matches", with("[0, 1e-5]") + "[[grid.exclude]]\n" + k + " = 0\n", "", 6, ""},
-			{"include sets it", base + "[[grid.include]]\nsplit = 9\n" + k + " = 1e-3\n", "", 8, ""},
-			{"profile override", base + "[profiles.quick]\nnote = \"n\"\n[profiles.quick.override]\n" + k + " = 1e-3\n", "quick", 6, ""},
-			{"negative", with("-1e-5"), "", 0, "test.toml:10: grid[0]." + k + ": must be ≥ 0 and < 1"},
-			{"not a number", with("\"1e-5\""), "", 0, "grid[0]." + k + ": want a number"},
+			{"list expands", with(key.list), "", 12, ""},
+			{"exclude matches", with(key.list) + "[[grid.exclude]]\n" + k + " = 0\n", "", 6, ""},
+			{"include sets it", base + "[[grid.include]]\nsplit = 9\n" + k + " = " + key.other + "\n", "", 8, ""},
+			{"profile override", base + "[profiles.quick]\nnote = \"n\"\n[profiles.quick.override]\n" + k + " = " + key.other + "\n", "quick", 6, ""},
+			{"per method", base + "[grid.method.fake-mean]\n" + k + " = " + key.list + "\n", "", 12, ""},
+			{"negative", with(key.bad), "", 0, "test.toml:10: grid[0]." + k + ": " + key.badErr},
+			{"not a number", with("\"1e-5\""), "", 0, "grid[0]." + k + ": " + key.typeErr},
 		} {
 			t.Run(k+"/"+tc.name, func(t *testing.T) {
 				runs, _, err := expand(t, tc.src, tc.profile)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"sgplab/gp/optim"
 	"sgplab/internal/anyconv"
 	"sgplab/internal/suggest"
 	"sgplab/methods"
@@ -42,11 +43,11 @@ type ExpandOptions struct {
 }
 
 // fitKeys are grid keys that are fit settings, matched by include/exclude.
-var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "ftol", "stop_tol", "task"}
+var fitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "ftol", "lbfgs_memory", "stop_tol", "task"}
 
 // methodFitKeys are the fit settings a [grid.method.NAME] table may set
 // for that method's runs alone (a list sweeps, as at the grid's top).
-var methodFitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "ftol", "stop_tol"}
+var methodFitKeys = []string{"iterations", "optimizer", "learning_rate", "batch_size", "grad_tol", "ftol", "lbfgs_memory", "stop_tol"}
 
 // Expand turns every grid of the file into runs: the Cartesian product of
 // its lists, minus exclude matches, plus include runs. It validates method
@@ -680,6 +681,7 @@ type fitPoint struct {
 	optimizer    string
 	learningRate float64
 	batchSize    int
+	memory       int
 	tol          tolerance
 }
 
@@ -690,8 +692,10 @@ func (fa fitAxes) points() []fitPoint {
 		for _, opt := range fa.optimizers {
 			for _, lr := range fa.learningRates {
 				for _, bs := range fa.batchSizes {
-					for _, tol := range fa.tolerances {
-						out = append(out, fitPoint{it, opt, lr, bs, tol})
+					for _, mem := range fa.memories {
+						for _, tol := range fa.tolerances {
+							out = append(out, fitPoint{it, opt, lr, bs, mem, tol})
+						}
 					}
 				}
 			}
@@ -741,7 +745,7 @@ func (x *expander) produce(s *settings, l layer, ds datasetAxes, mcs []methodAxe
 										Dataset: dn, DatasetParams: dp, Protocol: protocol, Scaling: scaling,
 										Split: split, Seed: uint64(seed), Task: task,
 										Iterations: fp.iterations, Optimizer: fp.optimizer, LearningRate: fp.learningRate, BatchSize: fp.batchSize,
-										GradTol: fp.tol.grad, FTol: fp.tol.ftol, StopTol: fp.tol.stop,
+										GradTol: fp.tol.grad, FTol: fp.tol.ftol, LBFGSMemory: fp.memory, StopTol: fp.tol.stop,
 										Metrics: l.metrics, Artifacts: l.artifacts, TimeLimit: l.timeLimit, MemLimit: l.memLimit, Source: source,
 										Files: files,
 									}
@@ -863,6 +867,12 @@ func (x *expander) checkFitValue(key, k string, v any) {
 				x.f.errorf(x.es, key, "must be ≥ 0 and < 1 (SciPy L-BFGS-B's relative reduction per iteration, e.g. 2.220446049250313e-9; 0 is off), got %v", ft)
 			}
 		}
+	case "lbfgs_memory":
+		for _, m := range ints(v, 0) {
+			if m < 0 {
+				x.f.errorf(x.es, key, "must be ≥ 0 (the curvature pairs L-BFGS keeps: SciPy's L-BFGS-B keeps 10, torch's LBFGS 100; 0 is the default, %d), got %d", optim.DefaultLBFGSMemory, m)
+			}
+		}
 	case "stop_tol":
 		for _, st := range floats(v) {
 			if !(st >= 0 && st < 1) {
@@ -878,6 +888,7 @@ type fitAxes struct {
 	optimizers    []string
 	learningRates []float64
 	batchSizes    []int
+	memories      []int // lbfgs_memory; 0: optim.DefaultLBFGSMemory
 	tolerances    []tolerance
 	stopSet       bool // the grid gives stop_tol
 }
@@ -915,7 +926,7 @@ func (x *expander) fitLayer(s *settings, method string) fitAxes {
 		raw[k] = v
 	}
 	fa := fitAxes{iterations: ints(raw["iterations"], defaultIterations), optimizers: strs(raw["optimizer"]),
-		learningRates: floats(raw["learning_rate"]), batchSizes: ints(raw["batch_size"], 0)}
+		learningRates: floats(raw["learning_rate"]), batchSizes: ints(raw["batch_size"], 0), memories: ints(raw["lbfgs_memory"], 0)}
 	if fa.optimizers == nil {
 		fa.optimizers = []string{""}
 	}
@@ -1007,6 +1018,8 @@ func matches(r *RunSpec, e map[string]any) bool {
 			got = r.GradTol
 		case "ftol":
 			got = r.FTol
+		case "lbfgs_memory":
+			got = r.LBFGSMemory
 		case "stop_tol":
 			got = r.StopTol
 		case "task":

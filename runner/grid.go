@@ -99,6 +99,7 @@ var gridKeys = map[string]kind{
 	"batch_size":    kInts,
 	"grad_tol":      kFloats,
 	"ftol":          kFloats,
+	"lbfgs_memory":  kInts,
 	"stop_tol":      kFloats,
 	"task":          kStrings,
 	"metrics":       kList,
@@ -115,7 +116,7 @@ var gridKeys = map[string]kind{
 // overridable are the grid keys a profile may replace. include and exclude
 // replace the grid's whole list (include = [] drops its added runs).
 var overridable = []string{"methods", "datasets", "splits", "seeds", "iterations", "optimizer",
-	"learning_rate", "batch_size", "grad_tol", "ftol", "stop_tol", "task", "metrics", "artifacts", "time_limit", "mem_limit", "params", "dataset",
+	"learning_rate", "batch_size", "grad_tol", "ftol", "lbfgs_memory", "stop_tol", "task", "metrics", "artifacts", "time_limit", "mem_limit", "params", "dataset",
 	"include", "exclude"}
 
 // Optimizers are the accepted values of the optimizer key.

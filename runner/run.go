@@ -598,7 +598,7 @@ func (r *Runner) guarded(ctx context.Context, spec *RunSpec, onProgress func(met
 	}
 	opt := methods.FitOptions{
 		Iterations: spec.Iterations, Optimizer: spec.Optimizer, LearningRate: spec.LearningRate,
-		BatchSize: spec.BatchSize, GradTol: spec.GradTol, FTol: spec.FTol, Seed: spec.Seed, Task: methods.Task(task),
+		BatchSize: spec.BatchSize, GradTol: spec.GradTol, FTol: spec.FTol, LBFGSMemory: spec.LBFGSMemory, Seed: spec.Seed, Task: methods.Task(task),
 	}
 	if spec.StopTol > 0 {
 		opt.Stop = stopRule(spec, data.Train.N())

@@ -41,6 +41,10 @@ type RunSpec struct {
 	// FTol is SciPy L-BFGS-B's relative-reduction test (optim.Settings.FTol);
 	// 0 (the default) is off.
 	FTol float64
+	// LBFGSMemory is the number of curvature pairs L-BFGS keeps
+	// (optim.Settings.LBFGSMemory); 0 (the default) is
+	// optim.DefaultLBFGSMemory.
+	LBFGSMemory int
 	// StopTol ends the fit once the convergence rule (optim.Rule) holds
 	// at this tolerance; 0 (the default) runs to the iteration budget.
 	StopTol float64
@@ -104,6 +108,9 @@ func (s *RunSpec) seal() error {
 	if s.FTol != 0 { // likewise
 		m["fit"].(map[string]any)["ftol"] = s.FTol
 	}
+	if s.LBFGSMemory != 0 { // likewise
+		m["fit"].(map[string]any)["lbfgs_memory"] = s.LBFGSMemory
+	}
 	if mark := s.recipeMark(); mark != nil { // absent unless a changed default applies
 		m["fit"].(map[string]any)["recipe"] = mark
 	}
@@ -156,7 +163,7 @@ func (s *RunSpec) recipeMark() []string {
 	for _, t := range tasks {
 		for _, b := range batches {
 			opt := methods.FitOptions{Iterations: s.Iterations, Optimizer: s.Optimizer, LearningRate: s.LearningRate,
-				BatchSize: b, GradTol: s.GradTol, FTol: s.FTol, Task: t, Stop: optim.Rule{Tol: s.StopTol}}
+				BatchSize: b, GradTol: s.GradTol, FTol: s.FTol, LBFGSMemory: s.LBFGSMemory, Task: t, Stop: optim.Rule{Tol: s.StopTol}}
 			cur := m.Recipe(p, opt, 0)
 			changed = changed || cur != m.LegacyRecipe(p, opt, 0)
 			batch := "full batch"
@@ -229,6 +236,9 @@ func (s *RunSpec) FlatParamsRan(r methods.Recipe) [][2]string {
 	if s.FTol != 0 {
 		out = append(out, [2]string{"fit.ftol", formatValue(s.FTol)})
 	}
+	if s.LBFGSMemory != 0 {
+		out = append(out, [2]string{"fit.lbfgs_memory", strconv.Itoa(s.LBFGSMemory)})
+	}
 	if s.Task != "" {
 		out = append(out, [2]string{"task", s.Task})
 	}
@@ -250,7 +260,7 @@ func (s *RunSpec) Recipe(n int, task methods.Task) methods.Recipe {
 		task = methods.Task(s.Task)
 	}
 	opt := methods.FitOptions{Iterations: s.Iterations, Optimizer: s.Optimizer, LearningRate: s.LearningRate,
-		BatchSize: s.BatchSize, GradTol: s.GradTol, FTol: s.FTol, Stop: optim.Rule{Tol: s.StopTol}}
+		BatchSize: s.BatchSize, GradTol: s.GradTol, FTol: s.FTol, LBFGSMemory: s.LBFGSMemory, Stop: optim.Rule{Tol: s.StopTol}}
 	given := methods.Recipe{Optimizer: s.Optimizer, LearningRate: s.LearningRate, Iterations: s.Iterations, StopTol: s.StopTol}
 	m, err := methods.Lookup(s.Method)
 	if err != nil {

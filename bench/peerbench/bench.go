@@ -37,6 +37,7 @@ type benchOptions struct {
 	self                          string
 	stdout                        io.Writer
 	appendResults                 bool
+	lbfgsMemory                   int // sgplab's lbfgs_memory in SGPR convergence runs; 0: the default recipe's
 }
 
 // peerStepRecipe is the peer recipe whose step is timed: GPyTorch's
@@ -66,6 +67,7 @@ func benchMain(args []string, stdout io.Writer) error {
 	fs.BoolVar(&o.untuned, "peer-untuned", false, "run the peer without OMP_WAIT_POLICY=passive and the malloc tunables (for comparison only)")
 	fs.Float64Var(&o.dgemmSeconds, "dgemm-seconds", 1, "duration of each round's dgemm measurement")
 	fs.BoolVar(&o.appendResults, "append", false, "append to results.jsonl instead of starting it afresh")
+	fs.IntVar(&o.lbfgsMemory, "sgplab-lbfgs-memory", 0, "sgplab's L-BFGS memory in SGPR convergence runs (a grid's lbfgs_memory; 0: the default recipe's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -260,6 +262,10 @@ func (o benchOptions) sgplabRun(ctx context.Context, s shape, dir, mode string, 
 	if mode == "converge" {
 		r.MaxSecs = o.maxSeconds
 		args = append(args, "-max-seconds", fmt.Sprint(o.maxSeconds))
+		if s.Model == "sgpr" && o.lbfgsMemory > 0 {
+			r.Recipe = fmt.Sprintf("lbfgs_memory %d", o.lbfgsMemory)
+			args = append(args, "-lbfgs-memory", strconv.Itoa(o.lbfgsMemory))
+		}
 	}
 	cmd := exec.CommandContext(ctx, o.self, args...)
 	cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS=1")

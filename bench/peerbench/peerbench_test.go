@@ -224,3 +224,21 @@ func TestRoundedBound(t *testing.T) {
 		}
 	}
 }
+
+// TestConvCellNamesRecipe: a converge row says when sgplab's side ran
+// other than its default recipe (-sgplab-lbfgs-memory), and only then.
+func TestConvCellNamesRecipe(t *testing.T) {
+	c := convergence{Wall: 1, CPU: 2, Steps: 3, Held: true}
+	for _, tc := range []struct {
+		r    run
+		want string
+	}{
+		{run{Side: "sgplab", Recipe: "default"}, "1.0 (2.0), 3"},
+		{run{Side: "sgplab", Recipe: "lbfgs_memory 100"}, "1.0 (2.0), 3, lbfgs_memory 100"},
+		{run{Side: "gpytorch", Recipe: "lbfgs"}, "1.0 (2.0), 3"},
+	} {
+		if got := convCell(c, &tc.r); got != tc.want {
+			t.Errorf("%s/%s: %q, want %q", tc.r.Side, tc.r.Recipe, got, tc.want)
+		}
+	}
+}

@@ -355,6 +355,9 @@ func convCell(c convergence, r *run) string {
 	if !c.Held {
 		s += fmt.Sprintf(" † (%s)", r.Final.Status)
 	}
+	if r.Side == "sgplab" && r.Recipe != "" && r.Recipe != "default" {
+		s += ", " + r.Recipe
+	}
 	return s
 }
 

@@ -62,6 +62,7 @@ type sideOptions struct {
 	optimizer    string
 	learningRate float64
 	params       map[string]any
+	lbfgsMemory  int // a grid's lbfgs_memory; 0: the default
 }
 
 // sideMain runs sgplab's side of one measurement: the method's default
@@ -83,6 +84,7 @@ func sideMain(args []string) error {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the fit (training only) to this file")
 	fs.StringVar(&o.optimizer, "optimizer", "", "replace the default optimizer (a grid's optimizer)")
 	fs.Float64Var(&o.learningRate, "learning-rate", 0, "Adam's step size (a grid's learning_rate); 0: the recipe's")
+	fs.IntVar(&o.lbfgsMemory, "lbfgs-memory", 0, "L-BFGS's memory (a grid's lbfgs_memory); 0: the default")
 	var sets []string
 	fs.Func("set", "a method parameter NAME=VALUE (JSON value), e.g. -set natgrad_step=0.5; repeatable", func(s string) error {
 		sets = append(sets, s)
@@ -157,6 +159,7 @@ func runSide(o sideOptions, out io.Writer) error {
 		opt.Optimizer = o.optimizer
 	}
 	opt.LearningRate = o.learningRate
+	opt.LBFGSMemory = o.lbfgsMemory
 	recipe := m.Recipe(p, opt, md.N)
 	if err := enc.Encode(record{Kind: "header", Side: "sgplab", Threads: runtimeProcs(), BLAS: linalg.BLASBackend(),
 		Env: map[string]string{"OPENBLAS_NUM_THREADS": os.Getenv("OPENBLAS_NUM_THREADS"), "OPENBLAS_CORETYPE": os.Getenv("OPENBLAS_CORETYPE"), "GOMAXPROCS": os.Getenv("GOMAXPROCS")}}); err != nil {

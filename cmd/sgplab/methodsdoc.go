@@ -18,7 +18,7 @@ func writeMethodsMarkdown(w io.Writer, ms []methods.Method) error {
 
 Every registered method, its defaults and its parameters. A grid's
 ` + "`[grid.params]`" + ` and ` + "`[grid.method.NAME]`" + ` set parameters; its fit keys
-(` + "`iterations`, `optimizer`, `learning_rate`, `batch_size`, `grad_tol`,\n`ftol`, `stop_tol`" + `, also per method in ` + "`[grid.method.NAME]`" + `) replace parts of the
+(` + "`iterations`, `optimizer`, `learning_rate`, `batch_size`, `grad_tol`,\n`ftol`, `lbfgs_memory`, `stop_tol`" + `, also per method in ` + "`[grid.method.NAME]`" + `) replace parts of the
 fit recipe. A grid without ` + "`iterations`" + ` runs each method's default budget,
 ended early at its stopping tolerance (see docs/results.md, Convergence); an
 ` + "`optimizer`" + ` named in a grid replaces the default optimiser and its natural

@@ -43,6 +43,13 @@ type Settings struct {
 	// trained with scipy.optimize's defaults stopped there; 0 is off. Adam
 	// ignores it.
 	FTol float64
+	// LBFGSMemory is the number of curvature pairs L-BFGS keeps; 0 is
+	// DefaultLBFGSMemory. SciPy's L-BFGS-B keeps 10 (maxcor) and
+	// torch.optim.LBFGS 100 (history_size): on the few thousand
+	// parameters of a sparse GP (Z among them) a longer memory can take
+	// fewer iterations for the same O(memory·parameters) work each. Adam
+	// ignores it.
+	LBFGSMemory int
 }
 
 // SciPyFTol is SciPy L-BFGS-B's default ftol (factr 10⁷ × machine ε).
@@ -58,6 +65,7 @@ const (
 const (
 	DefaultLBFGSGradTol     = 1e-6
 	DefaultAdamLearningRate = 0.01
+	DefaultLBFGSMemory      = 15 // gonum's optimize.LBFGS default
 )
 
 // Status values of a Result.
@@ -193,7 +201,7 @@ func Minimize(ctx context.Context, f Objective, x0 []float64, s Settings, cb fun
 	if len(x0) == 0 {
 		return Result{}, errors.New("optim: nothing to optimise (no parameters)")
 	}
-	if s.MaxIter < 0 || s.MaxEvals < 0 || s.GradTol < 0 || s.LearningRate < 0 || s.ObjectiveTol < 0 || !(s.Stop.Tol >= 0) || !(s.FTol >= 0 && s.FTol < 1) {
+	if s.MaxIter < 0 || s.MaxEvals < 0 || s.GradTol < 0 || s.LearningRate < 0 || s.ObjectiveTol < 0 || !(s.Stop.Tol >= 0) || !(s.FTol >= 0 && s.FTol < 1) || s.LBFGSMemory < 0 {
 		return Result{}, fmt.Errorf("optim: negative setting in %+v", s)
 	}
 	method := strings.ToLower(s.Method)
@@ -367,7 +375,11 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 	if s.MaxEvals > 0 {
 		settings.FuncEvaluations = s.MaxEvals - 1 // the first evaluation was ours
 	}
-	res, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{Linesearcher: &optimize.MoreThuente{}})
+	memory := s.LBFGSMemory
+	if memory == 0 {
+		memory = DefaultLBFGSMemory
+	}
+	res, err := optimize.Minimize(problem, x0, settings, &optimize.LBFGS{Linesearcher: &optimize.MoreThuente{}, Store: memory})
 	iters := legSteps(res)
 	resets := 0
 	for ctx.Err() == nil && tr.bestX != nil && allFinite(tr.bestG) &&
@@ -421,7 +433,7 @@ func lbfgs(ctx context.Context, tr *tracker, x0 []float64, f0 float64, g0 []floa
 		if s.MaxEvals > 0 {
 			settings.FuncEvaluations = s.MaxEvals - tr.evals
 		}
-		res, err = optimize.Minimize(problem, append([]float64(nil), tr.bestX...), settings, &optimize.LBFGS{Linesearcher: ls})
+		res, err = optimize.Minimize(problem, append([]float64(nil), tr.bestX...), settings, &optimize.LBFGS{Linesearcher: ls, Store: memory})
 		iters += legSteps(res)
 	}
 	out = Result{X: tr.bestX, F: tr.bestF, Evaluations: tr.evals, Iterations: iters}

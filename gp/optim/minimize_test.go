@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -435,5 +436,60 @@ func TestLBFGSFTol(t *testing.T) {
 	}
 	if _, err := Minimize(context.Background(), rosenbrock, []float64{0, 0}, Settings{FTol: -1}, nil); err == nil {
 		t.Error("negative FTol accepted")
+	}
+}
+
+// TestLBFGSMemory: LBFGSMemory is the number of curvature pairs L-BFGS
+// keeps. 0 is DefaultLBFGSMemory (the same bits as asking for it), and on
+// an ill-conditioned quadratic (eigenvalues 1 … 10⁴ in 60 dimensions) a
+// memory as long as the dimension takes far fewer iterations to reduce the
+// objective 10¹⁰-fold than a memory of 2, as L-BFGS nears conjugate
+// gradients. A negative memory is refused.
+func TestLBFGSMemory(t *testing.T) {
+	const n = 60
+	quad := func(x, grad []float64) float64 {
+		var f float64
+		for i, v := range x {
+			d := math.Pow(1e4, float64(i)/(n-1))
+			grad[i] = d * v
+			f += 0.5 * d * v * v
+		}
+		return f
+	}
+	x0 := make([]float64, n)
+	for i := range x0 {
+		x0[i] = 1
+	}
+	// run returns the trace and the first iteration at which f fell below
+	// 10⁻¹⁰ of its start.
+	run := func(memory int) ([]float64, []float64, int) {
+		t.Helper()
+		var fs []float64
+		res, err := Minimize(context.Background(), quad, x0, Settings{MaxIter: 5000, LBFGSMemory: memory},
+			func(it Iteration) { fs = append(fs, it.F) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range fs {
+			if f <= 1e-10*fs[0] {
+				return fs, res.X, i
+			}
+		}
+		t.Fatalf("memory %d: f = %g after %d iterations (%s), never below 10⁻¹⁰ of %g", memory, res.F, res.Iterations, res.Status, fs[0])
+		return nil, nil, 0
+	}
+	defTrace, defX, def := run(0)
+	explicitTrace, explicitX, _ := run(DefaultLBFGSMemory)
+	if !slices.Equal(defTrace, explicitTrace) || !slices.Equal(defX, explicitX) {
+		t.Errorf("memory 0 and memory %d differ", DefaultLBFGSMemory)
+	}
+	_, _, short := run(2)
+	_, _, long := run(n)
+	t.Logf("iterations to 10⁻¹⁰ of the start: memory 2 %d, %d %d, %d %d", short, DefaultLBFGSMemory, def, n, long)
+	if !(long < def && def < short) {
+		t.Errorf("iterations by memory: 2 → %d, %d → %d, %d → %d; want fewer with a longer memory", short, DefaultLBFGSMemory, def, n, long)
+	}
+	if _, err := Minimize(context.Background(), quad, x0, Settings{LBFGSMemory: -1}, nil); err == nil {
+		t.Error("negative LBFGSMemory accepted")
 	}
 }
