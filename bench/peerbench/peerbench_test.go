@@ -242,3 +242,58 @@ func TestConvCellNamesRecipe(t *testing.T) {
 		}
 	}
 }
+
+// TestTrailingMeans: each point's objective becomes the mean of the last w
+// up to it; the first w−1 points have none.
+func TestTrailingMeans(t *testing.T) {
+	tr := []point{{It: 0, F: 1}, {It: 1, F: 5}, {It: 2, F: 3}, {It: 3, F: 7}, {It: 4, F: 2}}
+	got := trailingMeans(tr, 3)
+	want := []point{{It: 2, F: 3}, {It: 3, F: 5}, {It: 4, F: 4}}
+	if !slices.Equal(got, want) {
+		t.Errorf("trailingMeans(w = 3) = %v, want %v", got, want)
+	}
+	if got := trailingMeans(tr, 6); got != nil {
+		t.Errorf("a window longer than the trace gave %v", got)
+	}
+}
+
+// TestSVGPCommon: for minibatch traces the common target is the lower of
+// the two sides' trailing means where their rules held, and each side's
+// time is where its own trailing mean first reaches it; single noisy
+// objectives above the target do not count.
+func TestSVGPCommon(t *testing.T) {
+	s := shape{Model: "svgp", N: 1000, M: 10}
+	// A ramp from 0 by slope per step to a plateau, with ±noise alternating.
+	trace := func(slope, plateau, noise, dt float64, n int) []point {
+		var tr []point
+		for i := range n {
+			f := math.Min(slope*float64(i), plateau)
+			if i%2 == 0 {
+				f += noise
+			} else {
+				f -= noise
+			}
+			tr = append(tr, point{It: i, Wall: dt * float64(i), F: f})
+		}
+		return tr
+	}
+	const w = 4
+	sg := run{Side: "sgplab", StopWindow: w, Trace: trace(1, 100, 50, 0.1, 300)}
+	pr := run{Side: "gpytorch", StopWindow: w, Trace: trace(2, 90, 50, 1, 300)}
+	cs := convergence{Index: 299, Held: true}
+	cp := convergence{Index: 299, Held: true}
+	a, c, ok := commonReach(s.Model, &sg, &pr, cs, cp)
+	if !ok {
+		t.Fatal("no common point")
+	}
+	// Target 90 (the peer's plateau). sgplab's mean over steps i−3 … i is
+	// i − 1.5 (the noise cancels over an even window): first ≥ 90 at
+	// i = 92. The peer's, 2i − 3 below its plateau, is 89.5 at i = 47
+	// (88, 90, 90, 90) and 90 at i = 48.
+	if a.It != 92 || c.It != 48 {
+		t.Errorf("reached at steps %d and %d, want 92 and 48", a.It, c.It)
+	}
+	if r := a.Wall / c.Wall; math.Abs(r-9.2/48) > 1e-12 {
+		t.Errorf("ratio %v, want %v", r, 9.2/48)
+	}
+}
