@@ -43,7 +43,9 @@
 // # Recipes
 //
 // Fit settings (iterations, optimizer, learning_rate, batch_size, grad_tol,
-// ftol, stop_tol) are grid keys and may be set per method in [grid.method.NAME].
+// ftol, lbfgs_memory, stop_tol) are grid keys and may be set per method in
+// [grid.method.NAME]; ftol and lbfgs_memory enter a run's identity only
+// when set, so runs from grids without them keep their ids.
 // A grid without iterations runs each method's declared budget
 // (methods.Recipe) and, unless it sets stop_tol, ends it at the recipe's
 // stopping tolerance; the resolved numbers are in the spec. A method's

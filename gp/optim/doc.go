@@ -9,7 +9,9 @@
 //
 // Besides its gradient tolerance, L-BFGS can stop by SciPy L-BFGS-B's
 // relative-reduction test (Settings.FTol, SciPyFTol), for papers whose
-// fits scipy.optimize's defaults ended.
+// fits scipy.optimize's defaults ended. Settings.LBFGSMemory sets how many
+// curvature pairs it keeps (DefaultLBFGSMemory, 15; SciPy's L-BFGS-B keeps
+// 10, torch's LBFGS 100).
 //
 // Rule is sgplab's one convergence rule (the relative gain of the
 // objective per iteration over the last 10 % of a trace, tested against
