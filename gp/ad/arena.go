@@ -2,6 +2,7 @@ package ad
 
 import (
 	"sync"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -91,6 +92,9 @@ func (t *Tape) Reset() {
 	}
 	clear(t.nodes)
 	t.nodes = t.nodes[:0]
+	if t.ops != nil {
+		t.ops.last = time.Now()
+	}
 	a := &t.arena
 	a.mu.Lock()
 	defer a.mu.Unlock()

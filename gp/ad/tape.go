@@ -2,6 +2,7 @@ package ad
 
 import (
 	"fmt"
+	"time"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -12,6 +13,7 @@ import (
 type Tape struct {
 	nodes []*Node
 	arena arena
+	ops   *OpTimes // nil unless TimeOps
 }
 
 // NewTape returns an empty tape.
@@ -30,20 +32,21 @@ type Node struct {
 	// function may return its incoming gradient, or one matrix for several
 	// inputs), so it is copied before it is first added to.
 	gradShared bool
+	site       string // the recording site, when the tape times its operations
 }
 
 // Const records m as a constant leaf. m is not copied: the caller must not
 // modify it while the tape is in use.
 func (t *Tape) Const(m *mat.Dense) *Node {
 	n := &Node{tape: t, val: m}
-	t.nodes = append(t.nodes, n)
+	t.record(n)
 	return n
 }
 
 // Var records m as a variable leaf whose gradient is wanted. m is not copied.
 func (t *Tape) Var(m *mat.Dense) *Node {
 	n := &Node{tape: t, val: m, needsGrad: true}
-	t.nodes = append(t.nodes, n)
+	t.record(n)
 	return n
 }
 
@@ -106,7 +109,7 @@ func Custom(value *mat.Dense, backward func(g *mat.Dense) []*mat.Dense, inputs .
 		n.inputs = inputs
 		n.backward = backward
 	}
-	t.nodes = append(t.nodes, n)
+	t.record(n)
 	return n
 }
 
@@ -134,8 +137,23 @@ func (t *Tape) Backward(out *Node) {
 		}
 	}
 	for i := start; i >= 0; i-- {
-		t.nodes[i].propagate()
+		n := t.nodes[i]
+		if t.ops == nil {
+			n.propagate()
+			continue
+		}
+		t0 := time.Now()
+		n.propagate()
+		t.ops.Backward[n.site] += time.Since(t0)
 	}
+}
+
+// record appends n to the tape.
+func (t *Tape) record(n *Node) {
+	if t.ops != nil {
+		t.ops.recorded(n)
+	}
+	t.nodes = append(t.nodes, n)
 }
 
 func (n *Node) accumulate(g *mat.Dense) {

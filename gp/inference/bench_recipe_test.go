@@ -2,6 +2,7 @@ package inference
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -31,6 +32,9 @@ import (
 // the steady state of an optimiser reusing one tape (see benchSteps).
 //
 //	go test -run '^$' -bench Recipe -benchmem ./gp/inference/
+
+// opTimes logs each recipe benchmark's wall time by operation.
+var opTimes = flag.Bool("optimes", false, "log the recipe benchmarks' wall time by tape operation (ad.OpTimes; with -v, which keeps a benchmark's log whole)")
 
 // recipeModel declares the recipe's kernel, noise and Z for n points and M
 // inducing inputs.
@@ -62,12 +66,19 @@ func reportRate(b *testing.B, flops, cpu0 float64) {
 // -benchmem reports the steady state's allocations per step (the first
 // step allocates the tape's matrices, every later one reuses them). Each
 // timed step is a "step" region of an execution trace (-test.trace), so
-// a trace's steps can be told from the setup around them.
+// a trace's steps can be told from the setup around them. With -optimes
+// the timed steps' tape times its operations (ad.OpTimes) and the table
+// is logged.
 func benchSteps(b *testing.B, flops float64, step func(t *ad.Tape) error) {
 	b.Helper()
 	t := ad.NewTape()
 	if err := step(t); err != nil {
 		b.Fatal(err)
+	}
+	if *opTimes {
+		ops := ad.NewOpTimes()
+		t.TimeOps(ops)
+		defer func() { b.Logf("wall time by operation:\n%s", ops.Table(b.N)) }()
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
