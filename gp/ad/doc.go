@@ -37,6 +37,10 @@
 // -tags openblas (and CGO_LDFLAGS=-lopenblas) routes it through OpenBLAS
 // for every package in the binary. BLASBackend reports which is in use.
 //
+// Tape.TimeOps with an OpTimes adds up each operation's wall time by the
+// site that recorded it, forward and backward: where a step's time goes
+// when its operations spread their work over goroutines.
+//
 // A Tape is not safe for concurrent use; individual operations may use
 // several goroutines internally (gonum's BLAS does).
 package ad
