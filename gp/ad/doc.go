@@ -16,7 +16,7 @@
 //   - elementwise: Add Sub Mul Div Neg Scale AddConst, the broadcasts
 //     MulScalar DivScalar AddScalar MulColVec MulRowVec, and Exp Log Sqrt
 //     Square Softplus Sin Cos Pow;
-//   - reductions: Sum RowSums ColSums Dot Trace Diag;
+//   - reductions: Sum SumSquares RowSums ColSums ColSqNorms Dot Trace Diag;
 //   - shape: T HCat VCat Slice DiagMat AddDiag Tril;
 //   - products: MatMul MatMulTA MatMulTB (dgemm with transpose flags; dsyrk
 //     for a Gram matrix such as MatMulTA(a, a));

@@ -135,6 +135,7 @@ var opCases = []opCase{
 	{"RowSums", func(x []*Node) *Node { return RowSums(x[0]) }, ew1(normal)},
 	{"ColSums", func(x []*Node) *Node { return ColSums(x[0]) }, ew1(normal)},
 	{"ColSqNorms", func(x []*Node) *Node { return ColSqNorms(x[0]) }, ew1(normal)},
+	{"SumSquares", func(x []*Node) *Node { return SumSquares(x[0]) }, ew1(normal)},
 	{"Dot", func(x []*Node) *Node { return Dot(x[0], x[1]) }, ew2(normal)},
 	{"T", func(x []*Node) *Node { return T(x[0]) }, ew1(normal)},
 	{"Tril", func(x []*Node) *Node { return Tril(x[0]) }, [][]gen{lg(sc()), lg(sq(4)), lg(n(4, 2)), lg(n(2, 5))}},

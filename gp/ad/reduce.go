@@ -91,6 +91,29 @@ func ColSqNorms(a *Node) *Node {
 	}, a)
 }
 
+// SumSquares returns Σ a_ij² as a 1×1 node: Sum(Square(a)) with the same
+// bits, without the squared matrix or the broadcast gradient
+// (ā_ij = 2ḡ a_ij, on every core for a large a), as a whitened KL's
+// tr(SSᵀ) = ‖S‖²_F needs.
+func SumSquares(a *Node) *Node {
+	return Custom(a.tape.scalar(dotOf(a.val, a.val)), func(g *mat.Dense) []*mat.Dense {
+		r, c := a.Dims()
+		ga := a.tape.NewDenseNonZeroed(r, c)
+		d := ga.RawMatrix().Data
+		s := 2 * g.At(0, 0) // Square's backward: (2ḡ) a_ij
+		_, row := rowsOf(a.val)
+		byRows(r, c, func(i0, i1 int) {
+			for i := i0; i < i1; i++ {
+				di := d[i*c : (i+1)*c]
+				for j, x := range row(i) {
+					di[j] = s * x
+				}
+			}
+		})
+		return []*mat.Dense{ga}
+	}, a)
+}
+
 // Dot returns Σ a_ij b_ij as a 1×1 node.
 func Dot(a, b *Node) *Node {
 	sameShape("Dot", a, b)

@@ -512,6 +512,30 @@ func TestColSqNormsMatchesComposite(t *testing.T) {
 	}
 }
 
+// TestSumSquaresMatchesComposite: the fused SumSquares gives the bits of
+// Sum(Square(a)), value and gradient, on a strided input large enough for
+// the gradient's row split.
+func TestSumSquaresMatchesComposite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	big := draw(rng, n(310, 270))
+	view := big.Slice(3, 303, 2, 262).(*mat.Dense) // 300×260, stride 270
+	run := func(f func(x *Node) *Node) (val float64, grad *mat.Dense) {
+		tape := NewTape()
+		x := tape.Var(view)
+		v := f(x)
+		tape.Backward(Scale(-1.7, v))
+		return v.Value().At(0, 0), mat.DenseCopyOf(x.Grad())
+	}
+	v1, g1 := run(SumSquares)
+	v2, g2 := run(func(x *Node) *Node { return Sum(Square(x)) })
+	if v1 != v2 {
+		t.Errorf("SumSquares = %v, Sum(Square(a)) = %v", v1, v2)
+	}
+	if !mat.Equal(g1, g2) {
+		t.Error("SumSquares gradient differs from that of Sum(Square(a))")
+	}
+}
+
 // TestTriangularOpsOnViews: the triangular solves and multiplies copy
 // their (strided) right-hand side column block by column block; the
 // result matches the dense reference on a view wide enough to be split.

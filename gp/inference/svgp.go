@@ -120,15 +120,15 @@ func klU(fac sqrtFactor, q Variational) (*ad.Node, error) {
 	var tr, maha *ad.Node
 	terms := []*ad.Node{t.Scalar(-float64(m)), ad.Neg(logDetS)}
 	if q.Whiten {
-		tr = ad.Sum(ad.Square(lq))
-		maha = ad.Sum(ad.Square(q.Mu))
+		tr = ad.SumSquares(lq)
+		maha = ad.SumSquares(q.Mu)
 	} else {
 		full, err := fullFactor(fac)
 		if err != nil {
 			return nil, err
 		}
-		tr = ad.Sum(ad.Square(full.solveL(lq)))
-		maha = ad.Sum(ad.Square(full.solveL(q.Mu)))
+		tr = ad.SumSquares(full.solveL(lq))
+		maha = ad.SumSquares(full.solveL(q.Mu))
 		terms = append(terms, full.logDet())
 	}
 	terms = append(terms, tr, maha)
