@@ -51,10 +51,7 @@ func (o *OpTimes) recorded(n *Node) {
 
 // adPrefix is this package's import path and a dot, as function names
 // start.
-var adPrefix = func() string {
-	name := runtime.FuncForPC(reflect.ValueOf(NewTape).Pointer()).Name()
-	return name[:strings.LastIndex(name, ".")+1]
-}()
+var adPrefix = reflect.TypeFor[Tape]().PkgPath() + "."
 
 // opSite names the outermost function of this package on the stack and
 // its caller.

@@ -31,13 +31,9 @@ func randLower(rng *rand.Rand, n int, junk bool) *mat.Dense {
 // lowerPart is the lower triangle of a, the rest zero.
 func lowerPart(a *mat.Dense) *mat.Dense {
 	n, _ := a.Dims()
-	out := mat.NewDense(n, n, nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			out.Set(i, j, a.At(i, j))
-		}
-	}
-	return out
+	tri := mat.NewTriDense(n, mat.Lower, nil)
+	tri.Copy(a) // the triangle only
+	return mat.DenseCopyOf(tri)
 }
 
 // TestTriangularRHS: L⁻¹B and the lower triangle of LᵀB for a lower-
