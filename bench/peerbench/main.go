@@ -65,7 +65,7 @@ func genMain(args []string) error {
 // out/peerbench/results.jsonl).
 func tableMain(args []string) error {
 	if len(args) != 1 {
-		return errors.New("usage: peerbench table RESULTS.jsonl")
+		return errors.New("usage: peerbench table RESULTS.jsonl[.gz]")
 	}
 	runs, err := readResults(args[0])
 	if err != nil {

@@ -297,3 +297,38 @@ func TestSVGPCommon(t *testing.T) {
 		t.Errorf("ratio %v, want %v", r, 9.2/48)
 	}
 }
+
+// TestMeasuredTablesCurrent: the tables under "### Measured" in
+// docs/performance.md are what `peerbench table` makes of the committed
+// measurements (bench/peerbench/results), row for row and both ways, so
+// the page cannot drift from its source. The header lines name the
+// machine rendering them and are not compared.
+func TestMeasuredTablesCurrent(t *testing.T) {
+	const results = "results/2026-11-28.jsonl.gz"
+	runs, err := readResults(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "|") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	want := rows(renderTables(runs, machine{}))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "performance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, measured, ok := strings.Cut(string(doc), "### Measured")
+	if !ok {
+		t.Fatal(`docs/performance.md has no "### Measured" section`)
+	}
+	if got := rows(measured); !slices.Equal(got, want) {
+		t.Errorf("docs/performance.md's measured tables differ from `peerbench table %s` (regenerate them):\ngot\n%s\nwant\n%s",
+			results, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
