@@ -281,3 +281,24 @@ func TestVariationalWarmStart(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmStartThenNatGrad: the default minibatch recipe (natural
+// gradients on q(u)) continues from whatever square root of S the L-BFGS
+// warm start leaves, negative diagonal entries included.
+func TestWarmStartThenNatGrad(t *testing.T) {
+	train := sineData(5, 400)
+	model, err := Build("svgp", map[string]any{"num_inducing": int64(20), "lengthscales": []any{0.3}, "noise_variance": 0.1,
+		"warm_start_iterations": int64(60), "warm_start_points": int64(100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phases := map[string]int{}
+	res, err := model.Fit(context.Background(), train, FitOptions{Task: Regression, BatchSize: 50, Iterations: 20, Seed: 3},
+		func(p Progress) { phases[p.Phase]++ })
+	if err != nil {
+		t.Fatalf("warm start, then natural gradients: %v", err)
+	}
+	if phases["natgrad+adam"] != 21 || phases["warm"] == 0 || res.Iterations != phases["warm"]-1+20 {
+		t.Errorf("progress by phase %v, %d iterations; want the warm start, then 20 natural-gradient steps", phases, res.Iterations)
+	}
+}

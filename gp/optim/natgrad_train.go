@@ -76,6 +76,14 @@ func TrainNatGrad(ctx context.Context, set *param.Set, obj func(t *ad.Tape, b *p
 	if err != nil {
 		return Report{}, err
 	}
+	// Another optimiser (an L-BFGS warm start, say) may leave a factor
+	// with negative diagonal entries; the update needs the Cholesky
+	// factor, which differs only by the signs of its columns.
+	x0 := set.Vector()
+	for _, q := range segs {
+		canonicalFactor(x0, q)
+	}
+	set.SetVector(x0)
 	start := time.Now()
 	t := ad.NewTape() // reused: Reset recycles the previous evaluation's matrices
 	eval := func() (float64, []float64, error) {
@@ -223,6 +231,23 @@ func natGradLayout(set *param.Set, qs []Gaussian) ([]gaussSeg, []bool, error) {
 		}
 	}
 	return segs, gauss, nil
+}
+
+// canonicalFactor negates each column of the factor's lower triangle in
+// x whose diagonal entry is negative: LD with D = diag(±1) has the same
+// LLᵀ, so q is unchanged, and the result is the Cholesky factor whenever
+// no diagonal entry is zero.
+func canonicalFactor(x []float64, q gaussSeg) {
+	n := q.m
+	l := x[q.sqrt : q.sqrt+n*n]
+	for j := 0; j < n; j++ {
+		if !(l[j*n+j] < 0) {
+			continue
+		}
+		for i := j; i < n; i++ {
+			l[i*n+j] = -l[i*n+j]
+		}
+	}
 }
 
 // natGradUpdate replaces the factor's entries of x by one natural-gradient

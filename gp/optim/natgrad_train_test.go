@@ -157,6 +157,57 @@ func TestTrainNatGradConjugateOneStep(t *testing.T) {
 	}
 }
 
+// TestTrainNatGradSignedFactor: a square root of S with negative diagonal
+// entries (as an L-BFGS warm start may leave it) is the same q as its
+// Cholesky factor, and training from it takes bitwise the same steps.
+func TestTrainNatGradSignedFactor(t *testing.T) {
+	const m = 6
+	rng := rand.New(rand.NewPCG(4, 2))
+	c, signed := newLinGauss(rng, 30, m)
+	_, canon := newLinGauss(rand.New(rand.NewPCG(4, 2)), 30, m)
+	ls, lc := mat.NewDense(m, m, nil), mat.NewDense(m, m, nil)
+	for j := 0; j < m; j++ {
+		sign := 1.0
+		if j%2 == 1 {
+			sign = -1 // columns 1, 3, 5 negated
+		}
+		for i := j; i < m; i++ {
+			v := 0.3 * rng.NormFloat64()
+			if i == j {
+				v = 0.5 + rng.Float64()
+			}
+			lc.Set(i, j, v)
+			ls.Set(i, j, sign*v)
+		}
+	}
+	if err := signed.SetValue("q_sqrt", ls); err != nil {
+		t.Fatal(err)
+	}
+	if err := canon.SetValue("q_sqrt", lc); err != nil {
+		t.Fatal(err)
+	}
+	qs := []Gaussian{{Mu: "q_mu", Sqrt: "q_sqrt"}}
+	st := NatGradSettings{MaxIter: 3, Gamma: 0.5, LearningRate: 0.05}
+	repS, err := TrainNatGrad(context.Background(), signed, c.objective, qs, st, nil)
+	if err != nil {
+		t.Fatalf("from a signed factor: %v", err)
+	}
+	repC, err := TrainNatGrad(context.Background(), canon, c.objective, qs, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range repC.Trace {
+		if repS.Trace[i].Objective != repC.Trace[i].Objective {
+			t.Errorf("step %d: objective %v from the signed factor, %v from the Cholesky factor", i, repS.Trace[i].Objective, repC.Trace[i].Objective)
+		}
+	}
+	for _, name := range []string{"q_mu", "q_sqrt", "h"} {
+		if !mat.Equal(signed.Value(name), canon.Value(name)) {
+			t.Errorf("%s differs after training from the signed factor", name)
+		}
+	}
+}
+
 func TestTrainNatGradBadInput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 9))
 	c, s := newLinGauss(rng, 5, 2)
