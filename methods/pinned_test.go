@@ -39,8 +39,11 @@ var pinnedVariants = []pinnedCase{
 	{name: "svgp@minibatch", method: "svgp", c: reproCase{raw: map[string]any{"num_inducing": int64(20)}, dim: 2, n: 400, iter: 4},
 		opt: FitOptions{Optimizer: "adam", BatchSize: 100}},
 	// The default recipe with minibatches and a Gaussian likelihood:
-	// natural gradients on q(u) (γ = 0.1) beside Adam.
-	{name: "svgp@minibatch-default", method: "svgp", c: reproCase{raw: map[string]any{"num_inducing": int64(20)}, dim: 2, n: 400, iter: 4},
+	// natural gradients on q(u) (γ = 0.1) beside Adam, without and with
+	// the default warm start (100 L-BFGS iterations on the 400 rows).
+	{name: "svgp@minibatch-default", method: "svgp", c: reproCase{raw: map[string]any{"num_inducing": int64(20), "warm_start_iterations": int64(0)}, dim: 2, n: 400, iter: 4},
+		opt: FitOptions{BatchSize: 100}},
+	{name: "svgp@minibatch-warm", method: "svgp", c: reproCase{raw: map[string]any{"num_inducing": int64(20)}, dim: 2, n: 400, iter: 4},
 		opt: FitOptions{BatchSize: 100}},
 	{name: "svgp@natgrad", method: "svgp", c: reproCase{raw: map[string]any{"num_inducing": int64(20), "natgrad_step": 0.5}, dim: 2, n: 400, iter: 3},
 		opt: FitOptions{Optimizer: "adam"}},

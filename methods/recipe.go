@@ -37,6 +37,12 @@ type Recipe struct {
 	// window a steady climb is within its noise and the rule holds long
 	// before the fit has converged.
 	StopWindow int
+	// WarmStart is a first phase of up to this many full-batch L-BFGS
+	// iterations on everything trainable, on a seeded random subset of
+	// WarmStartPoints training rows (all rows when there are fewer),
+	// before the fit proper (0: none). The parameters
+	// warm_start_iterations and warm_start_points replace the default's.
+	WarmStart, WarmStartPoints int
 }
 
 // String is the recipe in words, e.g. "L-BFGS, 1000 iterations" or
@@ -59,6 +65,9 @@ func (r Recipe) String() string {
 		s = "L-BFGS"
 	default:
 		s = r.Optimizer
+	}
+	if r.WarmStart > 0 {
+		s = fmt.Sprintf("L-BFGS warm start (%d iterations on %d random rows), then %s", r.WarmStart, r.WarmStartPoints, s)
 	}
 	if r.Iterations > 0 {
 		s += fmt.Sprintf(", %d iterations", r.Iterations)
@@ -160,10 +169,22 @@ func resolveRecipe(r Recipe, p Params, opt FitOptions) Recipe {
 		return Recipe{Iterations: opt.Iterations, StopTol: opt.Stop.Tol}
 	}
 	if o := strings.ToLower(opt.Optimizer); o != "" {
-		r.Optimizer, r.NatGrad = o, 0
+		r.Optimizer, r.NatGrad, r.WarmStart = o, 0, 0
 	}
 	if p.Has(natGradParam) {
 		r.NatGrad = p.Float(natGradParam)
+	}
+	if p.Has(warmStartParam) {
+		r.WarmStart = p.Int(warmStartParam)
+		if !p.Has(warmPointsParam) {
+			r.WarmStartPoints = defaultWarmStartPoints
+		}
+	}
+	if p.Has(warmPointsParam) {
+		r.WarmStartPoints = p.Int(warmPointsParam)
+	}
+	if r.WarmStart == 0 {
+		r.WarmStartPoints = 0
 	}
 	if opt.LearningRate > 0 {
 		r.LearningRate = opt.LearningRate
@@ -179,6 +200,12 @@ func resolveRecipe(r Recipe, p Params, opt FitOptions) Recipe {
 
 // natGradParam is the parameter that asks for natural gradients on q(u).
 const natGradParam = "natgrad_step"
+
+// The parameters of the warm start (WarmStartParams).
+const (
+	warmStartParam  = "warm_start_iterations"
+	warmPointsParam = "warm_start_points"
+)
 
 // settings are the optimiser settings of recipe r with the other fit
 // options of opt (gradient tolerance, stopping rule, whose smallest window

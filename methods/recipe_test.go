@@ -2,6 +2,7 @@ package methods
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -199,5 +200,50 @@ func TestLBFGSMemoryReachesFit(t *testing.T) {
 	}
 	if _, err := model.Fit(context.Background(), train, FitOptions{Iterations: 5, LBFGSMemory: -1}, nil); err == nil || !strings.Contains(err.Error(), "lbfgs_memory") {
 		t.Errorf("memory −1: error %v, want one naming lbfgs_memory", err)
+	}
+}
+
+// TestMinibatchWarmStart: svgp's default minibatch recipe for a Gaussian
+// likelihood starts with minibatchWarmStart L-BFGS iterations on
+// minibatchWarmPoints rows; the warm-start parameters replace it (points
+// alone keep the default iterations; iterations alone take the
+// parameter's documented 20 000 points), a named optimiser drops it as it
+// drops natural gradients, and classification, full batches and vish
+// (measured for svgp only) have none.
+func TestMinibatchWarmStart(t *testing.T) {
+	mini := FitOptions{Task: Regression, BatchSize: 100, Iterations: 10}
+	for _, tc := range []struct {
+		name, method string
+		raw          map[string]any
+		opt          FitOptions
+		warm, points int
+	}{
+		{"default", "svgp", nil, mini, minibatchWarmStart, minibatchWarmPoints},
+		{"iterations 0", "svgp", map[string]any{"warm_start_iterations": int64(0)}, mini, 0, 0},
+		{"iterations", "svgp", map[string]any{"warm_start_iterations": int64(50)}, mini, 50, defaultWarmStartPoints},
+		{"points", "svgp", map[string]any{"warm_start_points": int64(500)}, mini, minibatchWarmStart, 500},
+		{"both", "svgp", map[string]any{"warm_start_iterations": int64(7), "warm_start_points": int64(300)}, mini, 7, 300},
+		{"named adam", "svgp", nil, FitOptions{Task: Regression, BatchSize: 100, Optimizer: "adam"}, 0, 0},
+		{"natgrad_step", "svgp", map[string]any{"natgrad_step": 0.5}, mini, 0, 0},
+		{"classification", "svgp", nil, FitOptions{Task: Classification, BatchSize: 100}, 0, 0},
+		{"full batch", "svgp", nil, FitOptions{Task: Regression}, 0, 0},
+		{"vish", "vish", map[string]any{"objective": "svgp"}, mini, 0, 0},
+		{"vish, asked", "vish", map[string]any{"objective": "svgp", "warm_start_iterations": int64(20)}, mini, 20, defaultWarmStartPoints},
+	} {
+		m, err := Lookup(tc.method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.Validate(tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := m.Recipe(p, tc.opt, 0)
+		if r.WarmStart != tc.warm || r.WarmStartPoints != tc.points {
+			t.Errorf("%s: warm start %d iterations on %d rows, want %d on %d (%s)", tc.name, r.WarmStart, r.WarmStartPoints, tc.warm, tc.points, r)
+		}
+		if s := r.String(); (tc.warm > 0) != strings.Contains(s, fmt.Sprintf("L-BFGS warm start (%d iterations on %d random rows), then ", tc.warm, tc.points)) {
+			t.Errorf("%s: recipe in words %q", tc.name, s)
+		}
 	}
 }

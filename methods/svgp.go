@@ -17,7 +17,7 @@ var svgpDecl = &sparseDecl{
 	kernel:    standardKernel,
 	blocks:    []blockDecl{{feature: builder("points"), size: "num_inducing", stream: 1}},
 	objective: always(elbo), optimizer: optim.Adam,
-	qPrior: true, initPhase: true,
+	qPrior: true, initPhase: true, warmStart: true,
 }
 
 func init() {

@@ -46,14 +46,16 @@ type Batch struct {
 
 // WarmStartParams documents the warm start of the variational recipe: the
 // VISH paper's large-data protocol (§4.4, SUSY: "first L-BFGS on a 20,000
-// point subset, then Adam on the whole dataset"). Neither has a default,
-// so grids that do not set them keep their run identities.
+// point subset, then Adam on the whole dataset"). Unset, the recipe's
+// default holds: none, except svgp's minibatch recipe with natural
+// gradients (100 iterations on 2000 rows; a run relying on it records it,
+// fit.warm_start_iterations and fit.warm_start_points).
 func WarmStartParams() []ParamDoc {
 	return []ParamDoc{
 		{Name: "warm_start_iterations", Kind: Int, Range: NonNegative,
-			Doc: "before the main fit, up to this many full-batch L-BFGS steps on everything trainable, on a seeded random subset of warm_start_points training rows (all rows when there are fewer); unset or 0 skips it"},
+			Doc: "before the main fit, up to this many full-batch L-BFGS steps on everything trainable, on a seeded random subset of warm_start_points training rows (all rows when there are fewer); 0 skips it; unset: the default recipe's (svgp with minibatches, a Gaussian likelihood and no optimizer named: 100 on 2000 rows; otherwise none)"},
 		{Name: "warm_start_points", Kind: Int, Range: Count,
-			Doc: "size of the warm-start subset; unset: 20000 (the VISH paper's)"},
+			Doc: "size of the warm-start subset; unset: 20000 (the VISH paper's) when warm_start_iterations is set, else the default recipe's"},
 	}
 }
 
@@ -109,12 +111,10 @@ type variationalFit struct {
 	warmPoints     int
 }
 
-// withWarmStart sets the warm start from the method's parameters.
-func (v variationalFit) withWarmStart(p Params) variationalFit {
-	v.warmIterations, v.warmPoints = p.Int("warm_start_iterations"), p.Int("warm_start_points")
-	if !p.Has("warm_start_points") {
-		v.warmPoints = defaultWarmStartPoints
-	}
+// withWarmStart sets the warm start from the fit's recipe (its default,
+// or the method's parameters).
+func (v variationalFit) withWarmStart() variationalFit {
+	v.warmIterations, v.warmPoints = v.recipe.WarmStart, v.recipe.WarmStartPoints
 	return v
 }
 

@@ -333,3 +333,53 @@ func TestComparisonWarnings(t *testing.T) {
 		})
 	}
 }
+
+// TestWarmStartMark: svgp's default minibatch recipe starts warm, so such
+// a run's canonical spec (its id) says so and the run stores the warm
+// start it got (fit.warm_start_iterations, fit.warm_start_points); a run
+// that sets warm_start_iterations has it in its parameters already, and
+// a named optimiser has no default warm start.
+func TestWarmStartMark(t *testing.T) {
+	const grid = `
+name = "t"
+[[grid]]
+name = "g"
+methods = ["svgp"]
+datasets = ["toy"]
+iterations = 5
+batch_size = 10
+`
+	for _, tc := range []struct {
+		name, extra string
+		marked      bool
+		stored      string // fit.warm_start_iterations; "" absent
+	}{
+		{"default", "", true, "100"},
+		{"asked", "[grid.params]\nwarm_start_iterations = 0\n", false, ""},
+		{"named optimiser", "optimizer = \"adam\"\n", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runs, _, err := expand(t, grid+tc.extra, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) != 1 {
+				t.Fatalf("%d runs", len(runs))
+			}
+			canon := string(runs[0].Canonical())
+			if got := strings.Contains(canon, "warm_start=100/2000"); got != tc.marked {
+				t.Errorf("canonical spec %s: warm-start mark %v, want %v", canon, got, tc.marked)
+			}
+			stored := map[string]string{}
+			for _, kv := range runs[0].FlatParams() {
+				stored[kv[0]] = kv[1]
+			}
+			if stored["fit.warm_start_iterations"] != tc.stored {
+				t.Errorf("fit.warm_start_iterations = %q, want %q", stored["fit.warm_start_iterations"], tc.stored)
+			}
+			if tc.stored != "" && stored["fit.warm_start_points"] != "2000" {
+				t.Errorf("fit.warm_start_points = %q, want 2000", stored["fit.warm_start_points"])
+			}
+		})
+	}
+}

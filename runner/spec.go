@@ -175,6 +175,9 @@ func (s *RunSpec) recipeMark() []string {
 			if cur.StopWindow > 0 { // absent unless set, so older marks are unchanged
 				m += " stop_window=" + strconv.Itoa(cur.StopWindow)
 			}
+			if cur.WarmStart > 0 && !s.hasParam("warm_start_iterations") { // likewise
+				m += fmt.Sprintf(" warm_start=%d/%d", cur.WarmStart, cur.WarmStartPoints)
+			}
 			mark = append(mark, m)
 		}
 	}
@@ -229,6 +232,11 @@ func (s *RunSpec) FlatParamsRan(r methods.Recipe) [][2]string {
 	)
 	if r.NatGrad > 0 && !s.hasParam("natgrad_step") {
 		out = append(out, [2]string{"fit.natgrad_step", formatValue(r.NatGrad)})
+	}
+	if r.WarmStart > 0 && !s.hasParam("warm_start_iterations") { // the default's warm start
+		out = append(out,
+			[2]string{"fit.warm_start_iterations", strconv.Itoa(r.WarmStart)},
+			[2]string{"fit.warm_start_points", strconv.Itoa(r.WarmStartPoints)})
 	}
 	if s.StopTol != 0 {
 		out = append(out, [2]string{"fit.stop_tol", formatValue(s.StopTol)})

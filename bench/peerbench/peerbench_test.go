@@ -48,7 +48,8 @@ func TestDataRoundTrip(t *testing.T) {
 
 // The offline judgement (converged) finds exactly where sgplab's default
 // recipe stopped online, for L-BFGS (SGPR) and natural gradients (SVGP):
-// the traces start at iteration 0 and the rule is the runner's.
+// the traces start at iteration 0 (SVGP's after its warm start) and the
+// rule is the runner's.
 func TestConvergedIsWhereTheFitStopped(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := writeData(dir, 400, []int{8}); err != nil {
@@ -65,8 +66,11 @@ func TestConvergedIsWhereTheFitStopped(t *testing.T) {
 			if err := parseRecords(&out, &r); err != nil {
 				t.Fatal(err)
 			}
-			if r.Final.Kind != "final" || len(r.Trace) < 2 || r.Trace[0].It != 0 {
-				t.Fatalf("final %q, %d trace points starting at %d", r.Final.Kind, len(r.Trace), r.Trace[0].It)
+			// SVGP's default recipe starts warm: its trace begins after
+			// the warm start, where the rule starts judging.
+			warm := map[string]int{"sgpr": 0, "svgp": 100}[model]
+			if r.Final.Kind != "final" || len(r.Trace) < 2 || r.Warm != warm || r.Trace[0].It != warm {
+				t.Fatalf("final %q, %d trace points starting at %d after %d warm-start iterations, want %d", r.Final.Kind, len(r.Trace), r.Trace[0].It, r.Warm, warm)
 			}
 			if !strings.Contains(r.Final.Status, "stop") {
 				t.Skipf("the fit ended by %q, not by the rule", r.Final.Status)

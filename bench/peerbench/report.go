@@ -403,6 +403,9 @@ func errOr(r *run) string {
 
 func convCell(c convergence, r *run) string {
 	s := fmt.Sprintf("%.1f (%.1f), %d", c.Wall, c.CPU, c.Steps)
+	if r.Warm > 0 {
+		s += fmt.Sprintf(" (%d of them L-BFGS warm start)", r.Warm)
+	}
 	if !c.Held {
 		s += fmt.Sprintf(" † (%s)", r.Final.Status)
 	}

@@ -80,6 +80,11 @@ type run struct {
 	StopWindow int      `json:"stop_window,omitempty"`
 	Command    []string `json:"command"`
 	PeerTuned  bool     `json:"peer_tuned,omitempty"`
+	// Warm is the number of warm-start iterations before the trace:
+	// sgplab's L-BFGS on a subset, whose objective (the subset's) is left
+	// out of Trace; the trace's times and iterations count from the
+	// start of the fit, warm start included.
+	Warm int `json:"warm,omitempty"`
 }
 
 // childResult runs cmd, reads its JSON lines into r and records its error
@@ -131,6 +136,10 @@ func parseRecords(rd io.Reader, r *run) error {
 		case "header":
 			r.Header = rec
 		case "iter":
+			if rec.Phase == "warm" {
+				r.Warm = rec.It
+				continue
+			}
 			r.Trace = append(r.Trace, point{It: rec.It, Wall: rec.Wall, CPU: rec.CPU, F: rec.F, Evals: rec.Evals})
 		case "final":
 			r.Final = rec

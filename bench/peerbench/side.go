@@ -31,6 +31,9 @@ type record struct {
 	CPU   float64 `json:"cpu,omitempty"`
 	F     float64 `json:"f,omitempty"`
 	Evals int     `json:"evals,omitempty"`
+	// Phase is "warm" for the iterations of sgplab's warm start (L-BFGS
+	// on a subset, whose objective is the subset's), else empty.
+	Phase string `json:"phase,omitempty"`
 	// final
 	Status string             `json:"status,omitempty"`
 	Iters  int                `json:"iters,omitempty"`
@@ -122,6 +125,11 @@ func runSide(o sideOptions, out io.Writer) error {
 		"noise_variance": md.Noise, "num_inducing": o.m,
 		"inducing_init": "file", "z_file": filepath.Join(o.data, zName),
 	}
+	if o.mode == "step" {
+		// A step is one of the recipe's minibatch steps; a warm start
+		// would add its L-BFGS iterations to the first.
+		raw["warm_start_iterations"] = 0
+	}
 	for k, v := range o.params {
 		raw[k] = v
 	}
@@ -186,7 +194,11 @@ func runSide(o sideOptions, out io.Writer) error {
 	var encErr error
 	t0 := time.Now()
 	res, err := model.Fit(ctx, data, opt, func(pr methods.Progress) {
-		if e := enc.Encode(record{Kind: "iter", It: pr.Iteration, Wall: pr.Elapsed.Seconds(), CPU: cpuSeconds() - cpu0, F: pr.Objective}); e != nil && encErr == nil {
+		rec := record{Kind: "iter", It: pr.Iteration, Wall: pr.Elapsed.Seconds(), CPU: cpuSeconds() - cpu0, F: pr.Objective}
+		if pr.Phase == "warm" {
+			rec.Phase = pr.Phase
+		}
+		if e := enc.Encode(rec); e != nil && encErr == nil {
 			encErr = e
 		}
 	})
