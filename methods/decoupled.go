@@ -111,7 +111,7 @@ func init() {
 		{Name: "periodic_variance", Kind: Float, Default: 1.0, Range: Positive, Doc: "hybrid: initial variance of the periodic component"},
 		{Name: "periodic_lengthscale", Kind: Float, Default: 0.2, Range: Positive, Doc: "hybrid: initial lengthscale of the periodic component"}}) {
 		switch d.Name {
-		case "objective", "whiten", "noise_variance", "natgrad_step":
+		case "objective", "whiten", "noise_variance", "natgrad_step", "warm_start_iterations", "warm_start_points":
 			continue
 		}
 		vffDocs = append(vffDocs, d)

@@ -56,8 +56,8 @@
 //
 // A Recipe (recipe.go) is how a fit trains: L-BFGS or Adam with its step,
 // natural gradients on every q(u) beside Adam (variational methods), an
-// L-BFGS warm start on a subset of the rows (svgp's default with
-// minibatches), an iteration budget and a stopping tolerance that ends the
+// L-BFGS warm start on a subset of the rows (the default with minibatches
+// and natural gradients), an iteration budget and a stopping tolerance that ends the
 // fit once the objective's trace stalls (optim.Rule). Method.Fit declares the default
 // per FitCase (task, minibatches); Method.Recipe resolves the grid's fit
 // settings against it, the result is what the fit runs and what the

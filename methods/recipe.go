@@ -201,7 +201,7 @@ func resolveRecipe(r Recipe, p Params, opt FitOptions) Recipe {
 // natGradParam is the parameter that asks for natural gradients on q(u).
 const natGradParam = "natgrad_step"
 
-// The parameters of the warm start (WarmStartParams).
+// The parameters of the warm start (warmStartParams).
 const (
 	warmStartParam  = "warm_start_iterations"
 	warmPointsParam = "warm_start_points"

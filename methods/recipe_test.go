@@ -106,6 +106,63 @@ func TestDeclaredRecipeRuns(t *testing.T) {
 	}
 }
 
+// TestMinibatchDefaultStartsWarm: every method whose default minibatch
+// recipe has natural gradients starts warm (comparable defaults), and a
+// warm start (3 iterations here) runs before the natural gradients.
+func TestMinibatchDefaultStartsWarm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits every ELBO method")
+	}
+	var warmed []string
+	for _, m := range All() {
+		c, ok := reproCases[m.Name]
+		if !ok {
+			c = reproDefault
+		}
+		raw := maps.Clone(c.raw)
+		if raw == nil {
+			raw = map[string]any{}
+		}
+		if paramDocOf(m, "objective") != nil {
+			raw["objective"] = "svgp"
+		}
+		if paramDocOf(m, "init_iterations") != nil {
+			raw["init_iterations"] = int64(0)
+		}
+		p, err := m.Validate(raw)
+		if err != nil {
+			continue // an ELBO this method's case cannot take
+		}
+		train := reproData(1, min(c.n, 300), c.dim)
+		opt := FitOptions{Iterations: 2, Seed: 1, Task: Regression, BatchSize: train.N() / 4}
+		if r := m.Recipe(p, opt, train.N()); r.WarmStart == 0 {
+			if r.NatGrad > 0 {
+				t.Errorf("%s: natural gradients without the warm start: %s", m.Name, r)
+			}
+			continue
+		}
+		warmed = append(warmed, m.Name)
+		raw["warm_start_iterations"] = int64(3) // the default's 100 take long for the interval features
+		t.Run(m.Name, func(t *testing.T) {
+			model, err := Build(m.Name, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			phases := map[string]int{}
+			if _, err := model.Fit(context.Background(), train, opt, func(pr Progress) { phases[pr.Phase]++ }); err != nil {
+				t.Fatal(err)
+			}
+			if len(phases) != 2 || phases["warm"] == 0 || phases["natgrad+adam"] != 3 {
+				t.Errorf("phases %v, want the warm start and 2 natural-gradient steps", phases)
+			}
+		})
+	}
+	if len(warmed) < 8 {
+		t.Errorf("only %v start warm", warmed)
+	}
+	t.Logf("start warm: %v", warmed)
+}
+
 func paramDocOf(m Method, name string) *ParamDoc {
 	for i := range m.Params {
 		if m.Params[i].Name == name {
@@ -203,13 +260,13 @@ func TestLBFGSMemoryReachesFit(t *testing.T) {
 	}
 }
 
-// TestMinibatchWarmStart: svgp's default minibatch recipe for a Gaussian
+// TestMinibatchWarmStart: the default minibatch recipe for a Gaussian
 // likelihood starts with minibatchWarmStart L-BFGS iterations on
 // minibatchWarmPoints rows; the warm-start parameters replace it (points
 // alone keep the default iterations; iterations alone take the
 // parameter's documented 20 000 points), a named optimiser drops it as it
-// drops natural gradients, and classification, full batches and vish
-// (measured for svgp only) have none.
+// drops natural gradients, and classification, full batches and the
+// collapsed bound have none.
 func TestMinibatchWarmStart(t *testing.T) {
 	mini := FitOptions{Task: Regression, BatchSize: 100, Iterations: 10}
 	for _, tc := range []struct {
@@ -227,7 +284,8 @@ func TestMinibatchWarmStart(t *testing.T) {
 		{"natgrad_step", "svgp", map[string]any{"natgrad_step": 0.5}, mini, 0, 0},
 		{"classification", "svgp", nil, FitOptions{Task: Classification, BatchSize: 100}, 0, 0},
 		{"full batch", "svgp", nil, FitOptions{Task: Regression}, 0, 0},
-		{"vish", "vish", map[string]any{"objective": "svgp"}, mini, 0, 0},
+		{"vish", "vish", map[string]any{"objective": "svgp"}, mini, minibatchWarmStart, minibatchWarmPoints},
+		{"vish, collapsed", "vish", nil, FitOptions{Task: Regression, Iterations: 10}, 0, 0},
 		{"vish, asked", "vish", map[string]any{"objective": "svgp", "warm_start_iterations": int64(20)}, mini, 20, defaultWarmStartPoints},
 	} {
 		m, err := Lookup(tc.method)

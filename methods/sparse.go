@@ -74,10 +74,6 @@ type sparseDecl struct {
 	// accept (their CheckInputs) by their edge formulas, as the ODVFF
 	// authors' code does; otherwise test inputs outside are an error.
 	extrapolate bool
-	// warmStart: the default minibatch recipe with natural gradients
-	// starts warm (minibatchWarmStart; the method must take
-	// WarmStartParams). Measured for svgp only.
-	warmStart bool
 	// exactLML: the fitted model offers ExactLML (the gap to the exact
 	// log marginal likelihood, on request of a grid).
 	exactLML bool
@@ -208,12 +204,13 @@ const (
 	// (3·se ≈ 10⁻⁵·N for B = 1000), so the rule means what it says.
 	minibatchStopWindow = elboBudget / 10
 	// minibatchWarmStart and minibatchWarmPoints are the warm start of
-	// the minibatch recipe with natural gradients: L-BFGS on the ELBO of
-	// 2000 random rows for 100 iterations brings the kernel, the noise
-	// and Z near their optimum before the noisy steps begin. Measured on
-	// the peer benchmark's problems (N = 10⁴ and 5·10⁴, M = 200 and 500,
-	// B = 1000; docs/performance.md) it halves the minibatch steps to a
-	// given ELBO, and the fit stops at an ELBO as high or higher.
+	// every minibatch recipe with natural gradients (so that the methods
+	// a grid compares train alike): L-BFGS on the ELBO of 2000 random
+	// rows for 100 iterations brings the kernel, the noise and the
+	// inducing variables near their optimum before the noisy steps begin.
+	// Measured for svgp on the peer benchmark's problems (N = 10⁴ and
+	// 5·10⁴, M = 200 and 500, B = 1000; docs/performance.md), it about
+	// halves the minibatch steps to a given ELBO.
 	minibatchWarmStart  = 100
 	minibatchWarmPoints = 2000
 )
@@ -222,7 +219,7 @@ const (
 // collapsed bound and on the full-batch ELBO (whitened q(u) by default),
 // both up to their budget until converged; with minibatches Adam at 0.01,
 // with natural gradients (γ = 0.1) on q(u) for a Gaussian likelihood
-// (after an L-BFGS warm start on a subset where the method has one),
+// after an L-BFGS warm start on a subset,
 // judged converged over at least minibatchStopWindow iterations.
 func (d *sparseDecl) defaultFit(p Params, c FitCase) Recipe {
 	if d.objective(p) == collapsed {
@@ -235,9 +232,7 @@ func (d *sparseDecl) defaultFit(p Params, c FitCase) Recipe {
 		StopWindow: minibatchStopWindow}
 	if gaussianLikelihood(p, c.Task) && p.Has(natGradParam) == false && d.hasNatGrad() {
 		r.NatGrad = natGradMinibatchStep
-		if d.warmStart {
-			r.WarmStart, r.WarmStartPoints = minibatchWarmStart, minibatchWarmPoints
-		}
+		r.WarmStart, r.WarmStartPoints = minibatchWarmStart, minibatchWarmPoints
 	}
 	return r
 }

@@ -17,14 +17,14 @@ var svgpDecl = &sparseDecl{
 	kernel:    standardKernel,
 	blocks:    []blockDecl{{feature: builder("points"), size: "num_inducing", stream: 1}},
 	objective: always(elbo), optimizer: optim.Adam,
-	qPrior: true, initPhase: true, warmStart: true,
+	qPrior: true, initPhase: true,
 }
 
 func init() {
 	Register(svgpDecl.method(Method{
 		Summary: "stochastic variational GP with inducing points: uncollapsed ELBO, minibatches, Gaussian or probit likelihood",
 		Paper:   "Hensman et al. (2013, 2015)",
-		Params: concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams(), VariationalParams(), WarmStartParams(), []ParamDoc{
+		Params: concat(KernelParams(), NoiseParams(), InducingParams(100), NumericParams(), VariationalParams(), []ParamDoc{
 			{Name: "whiten", Kind: Bool, Default: true, Doc: "parametrise q over v with u = Lv, Kuu = LLᵀ"},
 			{Name: "q_init", Kind: String, Choices: []string{"prior", "identity"},
 				Doc: "where q starts: prior (unset: the prior, N(0, Kuu) over u, N(0, I) over v when whitened, so the KL starts at zero) or identity (m = 0, C = I in the parameterisation used: GPflow's SVGP default, the Tiao et al. 2023 App. B.3 and the VISH authors' baselines; unwhitened, the KL starts at tr(Kuu⁻¹)/2 + …)"},

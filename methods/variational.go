@@ -28,8 +28,9 @@ import (
 // natgrad_step has no default, so grids that do not set it keep their run
 // identities.
 func VariationalParams() []ParamDoc {
-	return []ParamDoc{{Name: "natgrad_step", Kind: Float, Range: Positive,
-		Doc: "natural-gradient step size γ for q(u) (Salimbeni et al. 2018; 1 is exact for a Gaussian likelihood); when set, q(u) moves by natural gradients and the other parameters by Adam (learning_rate), from one minibatch and one backward pass per step; the grid must say optimizer = \"adam\"; unset: q(u) is trained with the other parameters by the optimizer"}}
+	return append([]ParamDoc{{Name: "natgrad_step", Kind: Float, Range: Positive,
+		Doc: "natural-gradient step size γ for q(u) (Salimbeni et al. 2018; 1 is exact for a Gaussian likelihood); when set, q(u) moves by natural gradients and the other parameters by Adam (learning_rate), from one minibatch and one backward pass per step; the grid must say optimizer = \"adam\"; unset: q(u) is trained with the other parameters by the optimizer"}},
+		warmStartParams()...)
 }
 
 // Batch is one minibatch handed to a variational objective: inputs, targets
@@ -44,16 +45,17 @@ type Batch struct {
 	Full bool
 }
 
-// WarmStartParams documents the warm start of the variational recipe: the
+// warmStartParams document the warm start of the variational recipe: the
 // VISH paper's large-data protocol (§4.4, SUSY: "first L-BFGS on a 20,000
 // point subset, then Adam on the whole dataset"). Unset, the recipe's
-// default holds: none, except svgp's minibatch recipe with natural
-// gradients (100 iterations on 2000 rows; a run relying on it records it,
-// fit.warm_start_iterations and fit.warm_start_points).
-func WarmStartParams() []ParamDoc {
+// default holds: with minibatches and natural gradients (a Gaussian
+// likelihood, no optimizer named) 100 iterations on 2000 rows, which a
+// run relying on it records (fit.warm_start_iterations and
+// fit.warm_start_points); otherwise none.
+func warmStartParams() []ParamDoc {
 	return []ParamDoc{
 		{Name: "warm_start_iterations", Kind: Int, Range: NonNegative,
-			Doc: "before the main fit, up to this many full-batch L-BFGS steps on everything trainable, on a seeded random subset of warm_start_points training rows (all rows when there are fewer); 0 skips it; unset: the default recipe's (svgp with minibatches, a Gaussian likelihood and no optimizer named: 100 on 2000 rows; otherwise none)"},
+			Doc: "before the main fit, up to this many full-batch L-BFGS steps on everything trainable, on a seeded random subset of warm_start_points training rows (all rows when there are fewer); 0 skips it; unset: the default recipe's (with minibatches, a Gaussian likelihood and no optimizer named: 100 on 2000 rows; otherwise none)"},
 		{Name: "warm_start_points", Kind: Int, Range: Count,
 			Doc: "size of the warm-start subset; unset: 20000 (the VISH paper's) when warm_start_iterations is set, else the default recipe's"},
 	}
@@ -105,7 +107,7 @@ type variationalFit struct {
 	// fixed: Tiao et al. 2023, App. B.3), before everything moves.
 	initNames      []string
 	initIterations int
-	// warmIterations and warmPoints make a warm start (WarmStartParams)
+	// warmIterations and warmPoints make a warm start (warmStartParams)
 	// before everything else.
 	warmIterations int
 	warmPoints     int

@@ -90,6 +90,9 @@ func checkInterval(p Params) error {
 	if p.Has("natgrad_step") && p.String("objective") != "svgp" {
 		return paramErr("natgrad_step", fmt.Errorf("trains q(u) of the svgp objective; the collapsed objective has no q(u) (set objective = \"svgp\")"))
 	}
+	if p.Int("warm_start_iterations") > 0 && p.String("objective") != "svgp" {
+		return paramErr("warm_start_iterations", fmt.Errorf("needs objective = \"svgp\" (the collapsed bound is trained by one L-BFGS run on all rows)"))
+	}
 	if p.Bool("mask") && p.String("structure") == "additive" {
 		return paramErr("mask", fmt.Errorf("the frequency mask applies to the Kronecker structure only"))
 	}

@@ -55,7 +55,7 @@ func init() {
 	Register(vishDecl.method(Method{
 		Summary: "variational inducing spherical harmonics: diagonal Kuu; collapsed from ΦΦᵀ precomputed once (O(M³) per step), or SVGP (Gaussian or probit)",
 		Paper:   "Dutordoir, Durrande & Hensman (2020)",
-		Params: concat(zonalKernelParams("sphere-se"), []ParamDoc{trainLengthscaleParam()}, NoiseParams(), VariationalParams(), WarmStartParams(), []ParamDoc{
+		Params: concat(zonalKernelParams("sphere-se"), []ParamDoc{trainLengthscaleParam()}, NoiseParams(), VariationalParams(), []ParamDoc{
 			{Name: "max_level", Kind: Int, Default: 3, Range: NonNegative, Doc: "harmonics of the complete levels 0…max_level (levels whose kernel coefficient vanishes are dropped): M = Σ N(d,ℓ), e.g. 210 for d = 9 and max_level 3, 660 for 4"},
 			sizeParam(vishDecl.size, "Σ_{ℓ ≤ max_level} N(d, ℓ): complete levels on the sphere S^{d−1} of the inputs and the bias columns; only levels whose kernel coefficient is usable in float64"),
 			{Name: "objective", Kind: String, Default: "collapsed", Choices: []string{"collapsed", "svgp"},
