@@ -305,3 +305,39 @@ func TestMinibatchWarmStart(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmStartMemory: an ELBO run's planned memory covers the warm
+// start's subset when it takes more rows a step than the minibatches:
+// 2000 rows by default, warm_start_points when set, none when
+// warm_start_iterations = 0.
+func TestWarmStartMemory(t *testing.T) {
+	const n, m, batch = 10000, 200, 100
+	svgp, err := Lookup("svgp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		raw  map[string]any
+		rows int
+	}{
+		{"default", nil, minibatchWarmPoints},
+		{"points", map[string]any{"warm_start_points": int64(5000)}, 5000},
+		{"more points than rows", map[string]any{"warm_start_points": int64(50000)}, n},
+		{"off", map[string]any{"warm_start_iterations": int64(0)}, batch},
+	} {
+		raw := map[string]any{"num_inducing": int64(m)}
+		maps.Copy(raw, tc.raw)
+		p, err := svgp.Validate(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := svgp.Plan(p, Shape{N: n, D: 3, Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 8 * float64(2*m*m+2*m*tc.rows); plan.Memory != want {
+			t.Errorf("%s: planned %v bytes, want %v (%d rows a step)", tc.name, plan.Memory, want, tc.rows)
+		}
+	}
+}

@@ -353,11 +353,35 @@ func (d *sparseDecl) needs(p Params, s Shape) (Plan, error) {
 			plan.SetupFlops, plan.StepFlops = b*m*m, m*m*m
 		}
 	default:
-		// Kuu and S (M×M), Kuf and L⁻¹Kuf for the rows of a step.
+		// Kuu and S (M×M), Kuf and L⁻¹Kuf for the rows of a step, or of
+		// the warm start's subset when it has more.
+		b = max(b, float64(warmRows(p, s)))
 		plan.Memory = floatBytes(2*m*m + 2*m*b)
 	}
 	plan.MemoryWhat = fmt.Sprintf("M×M matrices of M = %d inducing variables; M grows as %s", plan.M, strings.Join(grows, "; "))
 	return plan, nil
+}
+
+// warmRows is the number of rows a warm start of an ELBO fit may take in
+// one step: the subset of warm_start_points (or the default recipe's) when
+// the parameters ask for a warm start or leave the default to decide (a
+// grid naming its optimizer drops the default's: an overestimate then),
+// at most N; 0 when warm_start_iterations = 0.
+func warmRows(p Params, s Shape) int {
+	if p.Has(warmStartParam) && p.Int(warmStartParam) == 0 {
+		return 0
+	}
+	points := minibatchWarmPoints
+	switch {
+	case p.Has(warmPointsParam):
+		points = p.Int(warmPointsParam)
+	case p.Has(warmStartParam):
+		points = defaultWarmStartPoints
+	}
+	if s.N > 0 {
+		points = min(points, s.N)
+	}
+	return points
 }
 
 // fixedKuf reports whether the collapsed bound will run on statistics
