@@ -192,8 +192,9 @@ func blockProject(r *ad.Node, fac sqrtFactor, q Variational) (mu, a, qa *ad.Node
 	}
 	mu = ad.MatMulTA(proj, q.Mu)
 	if q.Sqrt != nil {
-		lq := ad.Tril(q.Sqrt)
-		qa = ad.MulLowerT(lq, proj) // triangular: half the flops of a general product
+		// MulLowerT reads only the lower triangle of q.Sqrt and its
+		// gradient is lower triangular: no Tril copy is needed.
+		qa = ad.MulLowerT(q.Sqrt, proj) // triangular: half the flops of a general product
 	}
 	return mu, a, qa, nil
 }

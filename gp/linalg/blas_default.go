@@ -23,5 +23,10 @@ func gemmThreads() int { return runtime.GOMAXPROCS(0) }
 // dtrsm is serial.
 func trsmThreads() int { return 1 }
 
+// triLeaf is the order down to which a split triangular solve or multiply
+// splits (see triBase): gonum's kernels keep the leaves of 64 that the bits
+// pinned for this backend were computed with.
+const triLeaf = 64
+
 // WarmUp does nothing: gonum's BLAS allocates through Go.
 func WarmUp() {}

@@ -1,6 +1,9 @@
 package linalg
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 func TestCoreTypeFor(t *testing.T) {
 	avx512 := "flags : fpu sse3 avx avx2 fma avx512f avx512dq avx512bw avx512vl\n"
@@ -21,4 +24,28 @@ func TestCoreTypeFor(t *testing.T) {
 			t.Errorf("core %s, cpuinfo %q: %q, want %q", c.core, c.cpuinfo, got, c.want)
 		}
 	}
+}
+
+// TestRunsOnPreferredKernels: this test binary runs on the kernels
+// sgplab's commands choose for this CPU (the init of blas_openblas.go
+// re-executes it), so the suite checks the numbers researchers get.
+func TestRunsOnPreferredKernels(t *testing.T) {
+	core := BLASCore()
+	if core == "" {
+		t.Skip("not built with OpenBLAS")
+	}
+	if ct := os.Getenv("OPENBLAS_CORETYPE"); ct != "" {
+		// Set by the caller or by the re-execution: the commands would
+		// run on the same kernels.
+		t.Logf("OpenBLAS kernels: %s (OPENBLAS_CORETYPE=%s)", core, ct)
+		return
+	}
+	flags, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Skipf("no CPU flags: %v", err)
+	}
+	if better := coreTypeFor(core, cpuFlags(string(flags))); better != "" {
+		t.Errorf("the tests run on OpenBLAS's %s kernels; sgplab's commands run on %s here", core, better)
+	}
+	t.Logf("OpenBLAS kernels: %s", core)
 }

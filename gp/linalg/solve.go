@@ -86,7 +86,8 @@ func trsmFrom(t blas.Transpose, tri blas64.Triangular, x, src *mat.Dense) *mat.D
 }
 
 // triBase is the order up to which trsmRec and trmmRec call dtrsm and
-// dtrmm directly.
+// dtrmm directly; once they have split, they split down to triLeaf (a
+// property of the BLAS's kernels, set beside each backend).
 const triBase = 64
 
 // halves splits a lower-triangular L of order n > triBase into
@@ -114,20 +115,24 @@ func halves(l blas64.Triangular, b blas64.General) (l11, l22 blas64.Triangular, 
 //
 // The split depends only on the order.
 func trsmRec(t blas.Transpose, l blas64.Triangular, b blas64.General) {
-	if l.N <= triBase || b.Cols == 0 {
+	trsmSplit(t, l, b, triBase)
+}
+
+func trsmSplit(t blas.Transpose, l blas64.Triangular, b blas64.General, base int) {
+	if l.N <= base || b.Cols == 0 {
 		blas64.Trsm(blas.Left, t, 1, l, b)
 		return
 	}
 	l11, l22, l21, b1, b2 := halves(l, b)
 	if t == blas.NoTrans {
-		trsmRec(t, l11, b1)
+		trsmSplit(t, l11, b1, triLeaf)
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, -1, l21, b1, 1, b2)
-		trsmRec(t, l22, b2)
+		trsmSplit(t, l22, b2, triLeaf)
 		return
 	}
-	trsmRec(t, l22, b2)
+	trsmSplit(t, l22, b2, triLeaf)
 	blas64.Gemm(blas.Trans, blas.NoTrans, -1, l21, b2, 1, b1)
-	trsmRec(t, l11, b1)
+	trsmSplit(t, l11, b1, triLeaf)
 }
 
 // trmmRec overwrites b with op(L)·b for lower-triangular L by recursive
@@ -136,20 +141,24 @@ func trsmRec(t blas.Transpose, l blas64.Triangular, b blas64.General) {
 //	L:   X₂ = L₂₂B₂ + L₂₁B₁,   then X₁ = L₁₁B₁
 //	Lᵀ:  X₁ = L₁₁ᵀB₁ + L₂₁ᵀB₂, then X₂ = L₂₂ᵀB₂.
 func trmmRec(t blas.Transpose, l blas64.Triangular, b blas64.General) {
-	if l.N <= triBase || b.Cols == 0 {
+	trmmSplit(t, l, b, triBase)
+}
+
+func trmmSplit(t blas.Transpose, l blas64.Triangular, b blas64.General, base int) {
+	if l.N <= base || b.Cols == 0 {
 		blas64.Trmm(blas.Left, t, 1, l, b)
 		return
 	}
 	l11, l22, l21, b1, b2 := halves(l, b)
 	if t == blas.NoTrans {
-		trmmRec(t, l22, b2)
+		trmmSplit(t, l22, b2, triLeaf)
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, l21, b1, 1, b2)
-		trmmRec(t, l11, b1)
+		trmmSplit(t, l11, b1, triLeaf)
 		return
 	}
-	trmmRec(t, l11, b1)
+	trmmSplit(t, l11, b1, triLeaf)
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, l21, b2, 1, b1)
-	trmmRec(t, l22, b2)
+	trmmSplit(t, l22, b2, triLeaf)
 }
 
 // SolveLower returns L⁻¹B for lower-triangular L (only its lower triangle
