@@ -257,6 +257,17 @@ func (s *blockSet) terms(x *ad.Node) (BlockTerms, error) {
 			tm.Mean[b] = ad.MatMulTA(r, blk.Q.Mu) // S_fb a
 			continue
 		}
+		if fusedTerms(blk.Q) && b == n-1 {
+			// The last block's A has no other consumer: its three terms
+			// are one operation (whitenedTerms).
+			a := s.facs[b].solveL(r)
+			if err := checkWhitened(a, r); err != nil {
+				return BlockTerms{}, s.wrap(b, err)
+			}
+			as[b] = a
+			tm.Mean[b], tm.Prior[b], tm.Cov[b] = whitenedTerms(a, blk.Q.Mu, blk.Q.Sqrt)
+			continue
+		}
 		mb, a, qa, err := blockProject(r, s.facs[b], blk.Q)
 		if err != nil {
 			return BlockTerms{}, s.wrap(b, err)
