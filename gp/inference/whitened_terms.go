@@ -65,7 +65,7 @@ func whitenedTerms(a, mu, sqrt *ad.Node) (mean, prior, cov *ad.Node) {
 			linalg.MulTo(gmu, av, colMatrix(gr, 0)) // MatMulTA's m̄
 		}
 		if a.NeedsGrad() {
-			ga = qa // Q̄ is not needed after S̄: S Q̄ in its place
+			ga = qa                        // Q̄ is not needed after S̄: S Q̄ in its place
 			linalg.MulLowerInPlace(sv, ga) // MulLowerT's Ā
 			// (2A diag(P̄) + S Q̄) + m M̄ᵀ, term by term as the tape summed them.
 			ar, dr := av.RawMatrix(), ga.RawMatrix()
