@@ -15,6 +15,7 @@ import (
 	"sgplab/gp/kernels"
 	"sgplab/gp/param"
 	"sgplab/gp/sphere"
+	"sgplab/internal/testhelp"
 )
 
 // vishData is a small regression set in D dimensions.
@@ -305,16 +306,7 @@ func TestVISHSVGPDiagonalMatchesDense(t *testing.T) {
 	v := newVishSetup(t, "sphere-matern32", 3, kernels.Options{Variance: 1, Lengthscales: []float64{0.8}}, 0.1)
 	f := v.features(t, 2)
 	m := f.M()
-	rng := rand.New(rand.NewPCG(2, 2))
-	mu := mat.NewDense(m, 1, nil)
-	sq := mat.NewDense(m, m, nil)
-	for i := 0; i < m; i++ {
-		mu.Set(i, 0, rng.NormFloat64())
-		for j := 0; j <= i; j++ {
-			sq.Set(i, j, 0.3*rng.NormFloat64())
-		}
-		sq.Set(i, i, 0.5+rng.Float64())
-	}
+	mu, sq := testhelp.RandQ(rand.New(rand.NewPCG(2, 2)), m)
 	ycol := mat.NewDense(len(y), 1, y)
 	for _, whiten := range []bool{true, false} {
 		vals := make([]float64, 2)

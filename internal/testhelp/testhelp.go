@@ -41,6 +41,22 @@ func RandMat(rng *rand.Rand, r, c int, scale float64) *mat.Dense {
 	return m
 }
 
+// RandQ is a random q(u) = N(μ, SSᵀ) of size m: μ standard normal and S
+// lower triangular, N(0, 0.3²) below a diagonal in [0.5, 1.5), drawn row
+// by row (μ_i, then row i of S).
+func RandQ(rng *rand.Rand, m int) (mu, sqrt *mat.Dense) {
+	mu = mat.NewDense(m, 1, nil)
+	sqrt = mat.NewDense(m, m, nil)
+	for i := 0; i < m; i++ {
+		mu.Set(i, 0, rng.NormFloat64())
+		for j := 0; j <= i; j++ {
+			sqrt.Set(i, j, 0.3*rng.NormFloat64())
+		}
+		sqrt.Set(i, i, 0.5+rng.Float64())
+	}
+	return mu, sqrt
+}
+
 // RandSPD is B Bᵀ/n + jitter·I for an n×n B of standard normal entries:
 // symmetric positive definite, with eigenvalues of order one above jitter.
 func RandSPD(rng *rand.Rand, n int, jitter float64) *mat.SymDense {
