@@ -90,7 +90,7 @@ func trsmFrom(t blas.Transpose, tri blas64.Triangular, x, src *mat.Dense) *mat.D
 // property of the BLAS's kernels, set beside each backend).
 const triBase = 64
 
-// halves splits a lower-triangular L of order n > triBase into
+// halves splits a lower-triangular L of order n > triLeaf into
 // L = [L₁₁ 0; L₂₁ L₂₂] at h (a multiple of 8 near n/2, fixed by n) and b
 // into its rows [0, h) and [h, n).
 func halves(l blas64.Triangular, b blas64.General) (l11, l22 blas64.Triangular, l21, b1, b2 blas64.General) {
@@ -118,6 +118,7 @@ func trsmRec(t blas.Transpose, l blas64.Triangular, b blas64.General) {
 	trsmSplit(t, l, b, triBase)
 }
 
+// trsmSplit is trsmRec calling dtrsm directly up to order base.
 func trsmSplit(t blas.Transpose, l blas64.Triangular, b blas64.General, base int) {
 	if l.N <= base || b.Cols == 0 {
 		blas64.Trsm(blas.Left, t, 1, l, b)
@@ -144,6 +145,7 @@ func trmmRec(t blas.Transpose, l blas64.Triangular, b blas64.General) {
 	trmmSplit(t, l, b, triBase)
 }
 
+// trmmSplit is trmmRec calling dtrmm directly up to order base.
 func trmmSplit(t blas.Transpose, l blas64.Triangular, b blas64.General, base int) {
 	if l.N <= base || b.Cols == 0 {
 		blas64.Trmm(blas.Left, t, 1, l, b)
